@@ -1,0 +1,114 @@
+// Validated, immutable configuration structs. Built once by config::load() on the main thread,
+// shared read-only (std::shared_ptr<const Config>) by the workers. Every field has its default
+// here; docs/configuration.md documents every YAML key.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace sluice::config {
+
+// Where a value came from, for error messages: "file:line:column". line/column are 1-based;
+// 0 means unknown.
+struct Mark {
+  std::string file;
+  uint32_t line = 0;
+  uint32_t column = 0;
+  std::string str() const;  // "file:line:col"
+};
+
+// A plugin named in the config: `{name: round_robin, config: {...}}` or the shorthand string
+// `round_robin`. `config` is the plugin's own YAML subtree (Null when absent); only the plugin
+// validates it.
+struct PluginRef {
+  std::string name;
+  std::string path;  // optional explicit .so path (`path:` key); empty = search plugin_paths
+  YAML::Node config;
+  Mark mark;
+};
+
+struct Endpoint {
+  std::string address;  // "host:port" as written; resolved when the cluster is built
+  uint32_t weight = 1;  // 1..10000
+  Mark mark;
+};
+
+// What consistent-hash balancers hash on (`hash_key: {header: X-User}` etc.).
+struct HashKey {
+  enum class Source { kNone, kHeader, kCookie, kQuery, kClientIp, kPath };
+  Source source = Source::kNone;
+  std::string name;  // header, cookie or query parameter name
+};
+
+struct Cluster {
+  std::string name;
+  PluginRef balancer;  // default {name: round_robin}
+  std::vector<Endpoint> endpoints;
+  HashKey hash_key;
+  uint32_t connect_timeout_ms = 1000;
+  uint32_t response_timeout_ms = 15000;  // request sent → response headers received
+  uint32_t idle_timeout_ms = 60000;      // idle pooled upstream connection lifetime
+  uint32_t max_idle_connections = 64;    // per host per worker
+  uint32_t retries = 1;  // extra attempts on another host after a connect failure (nothing sent)
+  Mark mark;
+};
+
+struct Route {
+  std::string prefix;          // must start with '/'
+  std::string cluster;         // target cluster name
+  std::optional<std::string> prefix_rewrite;  // replaces `prefix` in the upstream path
+  Mark mark;
+};
+
+// Limits on what a downstream client may send (DESIGN.md §6).
+struct Limits {
+  uint32_t max_request_line_bytes = 8192;    // longer request line → 414
+  uint32_t max_header_bytes = 65536;         // whole header section → 431
+  uint32_t max_header_count = 100;           // more fields → 431
+  uint64_t max_request_body_bytes = 0;       // 0 = unlimited; larger body → 413
+  uint32_t request_header_timeout_ms = 10000;  // first byte → headers complete, else 408
+  uint32_t idle_timeout_ms = 60000;          // keep-alive idle downstream connection
+};
+
+struct Listener {
+  std::string name;
+  std::string address;       // "ip:port"
+  std::string context_path;  // "" or "/gateway" (normalised: leading '/', no trailing '/')
+  std::vector<PluginRef> filters;  // filter chain, in request order
+  Mark mark;
+};
+
+struct Discovery {
+  PluginRef plugin;  // {name: zookeeper, config: {...}}
+  Cluster cluster_defaults;  // template for clusters this discovery creates
+  Mark mark;
+};
+
+struct Config {
+  std::string file;            // path it was read from ("<embedded>" for the built-in demo)
+  uint32_t workers = 0;        // 0 = auto (number of cores)
+  std::string admin_address;   // "" = no admin listener
+  std::vector<std::string> plugin_paths;  // absolute after load (relative ones are resolved
+                                          // against the config file's directory)
+  Limits limits;
+  uint32_t drain_timeout_ms = 15000;
+  std::vector<Listener> listeners;
+  std::vector<Route> routes;
+  std::vector<Cluster> clusters;
+  std::vector<Discovery> discovery;
+};
+
+// Parses and validates. On success returns the config; on failure returns nullptr and appends
+// one "file:line:col: reason" line per problem to `errors` (all problems found, not just the
+// first). Unknown keys are errors. Does not load plugins (see plugin::Registry).
+std::shared_ptr<const Config> loadFile(const std::string& path, std::vector<std::string>* errors);
+// Same, from text; `name` stands in for the file name in marks.
+std::shared_ptr<const Config> loadString(const std::string& text, const std::string& name,
+                                         std::vector<std::string>* errors);
+
+}  // namespace sluice::config

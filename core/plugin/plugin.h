@@ -1,0 +1,116 @@
+// Plugin host: finds, opens and checks plugin shared objects, and turns a config::PluginRef into
+// a validated config instance (the plugin's config_create). Main thread only, except where noted.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/balancer.h"
+#include "core/api/common.h"
+#include "core/api/discovery.h"
+#include "core/api/filter.h"
+#include "core/config/config.h"
+
+namespace sluice::plugin {
+
+// The kind-specific host tables the core implements (proxy stream accessors, balancer host
+// state, discovery sink). Borrowed: must outlive every Library.
+struct HostTables {
+  const sluice_filter_host_api* filter = nullptr;
+  const sluice_balancer_host_api* balancer = nullptr;
+  const sluice_discovery_host_api* discovery = nullptr;
+};
+
+// One dlopen'ed plugin (RTLD_NOW | RTLD_LOCAL) whose descriptor passed every ABI check.
+// dlclose()d when the last reference goes; config instances hold a reference.
+class Library {
+ public:
+  ~Library();
+  Library(const Library&) = delete;
+  Library& operator=(const Library&) = delete;
+
+  const std::string& path() const { return path_; }
+  const std::string& name() const { return name_; }
+  const sluice_plugin_descriptor& descriptor() const { return *descriptor_; }
+  // The host table handed to this plugin's hooks (log tagged with the plugin's name).
+  const sluice_host_api* hostApi() const { return &host_api_; }
+
+  // Hook tables; nullptr unless the plugin is of that kind.
+  const sluice_filter_plugin* filter() const;
+  const sluice_balancer_plugin* balancer() const;
+  const sluice_discovery_plugin* discovery() const;
+
+ private:
+  friend class Loader;
+  Library() = default;
+  void* handle_ = nullptr;
+  std::string path_;
+  std::string name_;
+  const sluice_plugin_descriptor* descriptor_ = nullptr;
+  sluice_host_api host_api_{};
+};
+
+// Finds plugins by name in search paths and opens them, caching by resolved path.
+class Loader {
+ public:
+  // `search_paths` are directories; for a plugin named N each directory D is tried as
+  // D/libN.so, then D/N/libN.so. The built-in fallbacks (the directories next to the sluice
+  // executable: ../filters, ../balancers, ../discovery) are tried last.
+  Loader(std::vector<std::string> search_paths, HostTables tables);
+
+  // Opens the plugin `ref` names (or ref.path when set) and checks it is a sluice plugin of
+  // `kind` with a compatible ABI. On failure returns nullptr and sets *error to one line:
+  // "<config file>:<line>:<col>: plugin '<name>' (<so path>): <reason>" where reason is one of:
+  // not found (lists the paths tried), not a sluice plugin (no sluice_plugin_entry symbol, with
+  // dlerror), ABI major mismatch (both versions), built against a newer ABI minor, descriptor or
+  // hook table too small, wrong kind (both kinds), name mismatch.
+  std::shared_ptr<Library> load(const config::PluginRef& ref, sluice_plugin_kind kind,
+                                std::string* error);
+
+ private:
+  std::vector<std::string> search_paths_;
+  HostTables tables_;
+  std::vector<std::weak_ptr<Library>> cache_;
+};
+
+// A validated config instance of a plugin: config_create succeeded. config_destroy runs when
+// the last reference goes (the owner must make that happen on the main thread).
+template <typename Hooks>
+class Instance {
+ public:
+  Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name)
+      : library_(std::move(library)), hooks_(hooks), config_(config), name_(std::move(name)) {}
+  ~Instance() {
+    if (hooks_ != nullptr && hooks_->config_destroy != nullptr) hooks_->config_destroy(config_);
+  }
+  Instance(const Instance&) = delete;
+  Instance& operator=(const Instance&) = delete;
+
+  const Hooks& hooks() const { return *hooks_; }
+  void* config() const { return config_; }
+  const std::string& name() const { return name_; }
+  const Library& library() const { return *library_; }
+
+ private:
+  std::shared_ptr<Library> library_;
+  const Hooks* hooks_;
+  void* config_;
+  std::string name_;
+};
+
+using FilterConfig = Instance<sluice_filter_plugin>;
+using BalancerConfig = Instance<sluice_balancer_plugin>;
+using DiscoveryConfig = Instance<sluice_discovery_plugin>;
+
+// Load the plugin and run its config_create on ref.config. On failure returns nullptr and sets
+// *error to "<file>:<line>:<col>: plugin '<name>': <reason>" (the plugin's own message and mark
+// when it refused its config).
+std::shared_ptr<FilterConfig> createFilter(Loader& loader, const config::PluginRef& ref,
+                                           std::string* error);
+std::shared_ptr<BalancerConfig> createBalancer(Loader& loader, const config::PluginRef& ref,
+                                               std::string* error);
+std::shared_ptr<DiscoveryConfig> createDiscovery(Loader& loader, const config::PluginRef& ref,
+                                                 std::string* error);
+
+}  // namespace sluice::plugin
