@@ -1,0 +1,40 @@
+// The host side of sluice_config_api: read-only access to a plugin's YAML config subtree
+// (yaml-cpp), handed to a plugin's config_create. Main thread only.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <memory>
+#include <vector>
+
+#include "core/api/common.h"
+
+namespace sluice::plugin {
+
+// The accessor table (static; valid for the life of the process). Every function accepts any node
+// handle a ConfigTree handed out while that tree is alive.
+const sluice_config_api* configApi();
+
+// Owns every node handle given to a plugin during one config_create call: the root and each
+// child the plugin looks up (created on demand, kept until the tree goes). Keeps `root` (and so
+// every scalar string handed out) alive. Positions are reported 1-based (yaml-cpp's are 0-based).
+class ConfigTree {
+ public:
+  explicit ConfigTree(const YAML::Node& root);
+  ~ConfigTree();
+  ConfigTree(const ConfigTree&) = delete;
+  ConfigTree& operator=(const ConfigTree&) = delete;
+
+  const sluice_config_node* root() const { return root_; }
+
+  // Internal: a new handle for `node`, owned by this tree; and the shared handle for "absent".
+  const sluice_config_node* make(const YAML::Node& node);
+  const sluice_config_node* absent() const { return absent_; }
+
+ private:
+  std::vector<std::unique_ptr<sluice_config_node>> nodes_;
+  const sluice_config_node* absent_ = nullptr;
+  const sluice_config_node* root_ = nullptr;
+};
+
+}  // namespace sluice::plugin
