@@ -200,4 +200,17 @@ EchoBackend::EchoBackend(const std::string& name, int workers) {
                 << process_->outputTail();
 }
 
+Sluice::Sluice(const std::string& config_path, int port, std::vector<std::string> extra_args) {
+  std::vector<std::string> argv{runfile("core/sluice"), "-c", config_path};
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
+  process_ =
+      std::make_unique<Process>(std::move(argv), std::map<std::string, std::string>{}, "sluice");
+  ready_ = process_->waitForPort(port, 15000) && process_->running();
+  if (!ready_) {
+    ADD_FAILURE() << "sluice did not start listening on 127.0.0.1:" << port << "; log "
+                  << process_->logPath() << ":\n"
+                  << process_->outputTail();
+  }
+}
+
 }  // namespace sluice::test

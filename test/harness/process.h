@@ -81,4 +81,21 @@ class EchoBackend {
   int port_ = 0;
 };
 
+// The proxy (core/sluice) started with `-c config_path` and `extra_args`, ready when the
+// constructor returns: 127.0.0.1:`port` (a listener of the config) accepts connections.
+// ADD_FAILURE()s if it does not within 15 s. The test target needs `data = ["//core:sluice"]` plus
+// the plugins the config names (their directories are runfile("filters"), runfile("balancers"), for
+// `plugin_paths`). Stop it with process().signal(SIGTERM) + process().waitExit() to test drain.
+class Sluice {
+ public:
+  Sluice(const std::string& config_path, int port, std::vector<std::string> extra_args = {});
+  // True when it came up.
+  bool ready() const { return ready_; }
+  Process& process() { return *process_; }
+
+ private:
+  std::unique_ptr<Process> process_;
+  bool ready_ = false;
+};
+
 }  // namespace sluice::test
