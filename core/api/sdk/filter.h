@@ -128,6 +128,23 @@ class Stream {
   sluice_stream* stream_;
 };
 
+// True when `name` is a valid header field name (an RFC 9110 token: 1+ of
+// !#$%&'*+-.^_`|~ digits letters). Use it to validate names at config time.
+inline bool isHeaderName(std::string_view name) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+              std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!ok) return false;
+  }
+  return true;
+}
+
+// True when `value` can go in a header field: no CR, LF or NUL (RFC 9110 §5.5).
+inline bool isHeaderValue(std::string_view value) {
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
 // Base of a per-request filter. Every hook defaults to kContinue / no-op; override only what you
 // need (the SDK leaves hooks you do not override NULL in the C table, so the host skips them —
 // body hooks especially). Worker thread only. Do not declare other overloads of these names.

@@ -1,0 +1,67 @@
+// request_id — gives every request an id in a header (X-Request-Id by default) and echoes it in
+// the response.
+//
+// An incoming id is kept when `trust_incoming` is on and it is valid (1..200 visible ASCII
+// characters, 0x21..0x7E, in exactly one field); otherwise it is replaced by a random UUIDv4
+// from a per-worker generator seeded from std::random_device.
+//
+// YAML:
+//   filters:
+//     - name: request_id
+//       config:
+//         header: X-Request-Id      # header name (a token)
+//         echo_in_response: true    # also set it on the response
+//         trust_incoming: true      # keep a valid id the client sent
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <string_view>
+
+#include "core/api/sdk/config.h"
+#include "core/api/sdk/filter.h"
+
+namespace sluice::filters {
+
+// Immutable after construction (main thread); read by every worker.
+struct RequestIdConfig {
+  explicit RequestIdConfig(const sdk::ConfigNode& node);
+
+  std::string header = "X-Request-Id";
+  bool echo_in_response = true;
+  bool trust_incoming = true;
+};
+
+// True when `id` may be kept: 1..200 bytes of visible ASCII (0x21..0x7E).
+bool isValidRequestId(std::string_view id);
+// A UUID version 4 (RFC 9562) from 128 random bits: "xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx",
+// lowercase hex, variant V in 8..b.
+std::string formatUuidV4(uint64_t high, uint64_t low);
+
+// Per-worker state: the generator. Worker thread only.
+class RequestIdWorker {
+ public:
+  RequestIdWorker(const RequestIdConfig& config, uint32_t worker_index);
+  std::string newId() { return formatUuidV4(rng_(), rng_()); }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+// Per request.
+class RequestIdFilter : public sdk::Filter {
+ public:
+  RequestIdFilter(const RequestIdConfig& config, RequestIdWorker& worker)
+      : config_(config), worker_(worker) {}
+
+  sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
+  sdk::FilterStatus onResponseHeaders(sdk::Stream& stream, bool end_stream) override;
+
+ private:
+  const RequestIdConfig& config_;
+  RequestIdWorker& worker_;
+  std::string id_;  // the request's id, once onRequestHeaders ran
+};
+
+}  // namespace sluice::filters

@@ -1,0 +1,101 @@
+#include "test/filters/testing/fake_stream.h"
+
+#include <algorithm>
+#include <cctype>
+#include <string_view>
+
+namespace sluice::testing {
+namespace {
+
+std::string_view view(sluice_str s) { return s.data ? std::string_view(s.data, s.len) : ""; }
+sluice_str str(const std::string& s) { return {s.data(), s.size()}; }
+
+bool same(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
+}
+
+bool validField(std::string_view name, std::string_view value) {
+  if (name.empty()) return false;
+  for (char c : name) {
+    if (!std::isalnum(static_cast<unsigned char>(c)) &&
+        std::string_view("!#$%&'*+-.^_`|~").find(c) == std::string_view::npos) {
+      return false;
+    }
+  }
+  return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
+}
+
+size_t removeAll(Headers& h, std::string_view name) {
+  size_t before = h.size();
+  h.erase(std::remove_if(h.begin(), h.end(), [&](const auto& f) { return same(f.first, name); }),
+          h.end());
+  return before - h.size();
+}
+
+const sluice_filter_host_api kApi = {
+    sizeof(sluice_filter_host_api),
+    [](const sluice_stream* s) { return str(FakeStream::of(s).method); },
+    [](const sluice_stream* s) { return str(FakeStream::of(s).path); },
+    [](const sluice_stream* s) { return str(FakeStream::of(s).client_address); },
+    [](const sluice_stream* s) { return FakeStream::of(s).response_status; },
+    [](const sluice_stream* s, sluice_header_map m, sluice_str name, size_t index) {
+      for (const auto& [n, v] : FakeStream::of(s).headers(m)) {
+        if (same(n, view(name)) && index-- == 0) return str(v);
+      }
+      return sluice_str{nullptr, 0};
+    },
+    [](const sluice_stream* s, sluice_header_map m) { return FakeStream::of(s).headers(m).size(); },
+    [](const sluice_stream* s, sluice_header_map m, size_t i, sluice_str* name, sluice_str* value) {
+      const Headers& h = FakeStream::of(s).headers(m);
+      if (i >= h.size()) return -1;
+      *name = str(h[i].first);
+      *value = str(h[i].second);
+      return 0;
+    },
+    [](sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
+      if (!validField(view(name), view(value))) return -1;
+      Headers& h = FakeStream::of(s).headers(m);
+      auto first =
+          std::find_if(h.begin(), h.end(), [&](auto& f) { return same(f.first, view(name)); });
+      if (first == h.end()) {
+        h.emplace_back(std::string(view(name)), std::string(view(value)));
+        return 0;
+      }
+      size_t at = first - h.begin();
+      removeAll(h, view(name));
+      h.emplace(h.begin() + at, std::string(view(name)), std::string(view(value)));
+      return 0;
+    },
+    [](sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
+      if (!validField(view(name), view(value))) return -1;
+      FakeStream::of(s).headers(m).emplace_back(std::string(view(name)), std::string(view(value)));
+      return 0;
+    },
+    [](sluice_stream* s, sluice_header_map m, sluice_str name) {
+      return removeAll(FakeStream::of(s).headers(m), view(name));
+    },
+    [](sluice_stream* s, uint32_t status, sluice_str content_type, sluice_str body) {
+      FakeStream::of(s).local_reply =
+          LocalReply{status, std::string(view(content_type)), std::string(view(body))};
+    },
+    [](sluice_stream* s) { ++FakeStream::of(s).resumed; },
+    [](const sluice_stream* s) { return FakeStream::of(s).worker_index; },
+};
+
+}  // namespace
+
+std::vector<std::string> FakeStream::values(sluice_header_map map, const std::string& name) const {
+  std::vector<std::string> out;
+  const Headers& h = map == SLUICE_HEADERS_REQUEST ? request_headers : response_headers;
+  for (const auto& [n, v] : h) {
+    if (same(n, name)) out.push_back(v);
+  }
+  return out;
+}
+
+const sluice_filter_host_api* FakeStream::api() { return &kApi; }
+
+}  // namespace sluice::testing
