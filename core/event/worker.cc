@@ -1,0 +1,104 @@
+#include "core/event/worker.h"
+
+#include <sys/random.h>
+
+#include <cstring>
+
+#include "core/common/log.h"
+
+namespace sluice::event {
+namespace {
+
+thread_local Worker* t_current = nullptr;
+
+uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+}  // namespace
+
+Worker::Worker(uint32_t index)
+    : index_(index),
+      base_(event_base_new()),
+      post_event_(event_new(base_, -1, 0, &Worker::onPosted, this)),
+      delete_event_(event_new(base_, -1, 0, &Worker::onDeferredDelete, this)) {
+  if (getrandom(rng_, sizeof(rng_), 0) != static_cast<ssize_t>(sizeof(rng_))) {
+    for (int i = 0; i < 4; ++i) rng_[i] = 0x9E3779B97F4A7C15ULL * (index + i + 1);
+  }
+}
+
+Worker::~Worker() {
+  if (thread_.joinable()) {
+    stop();
+    join();
+  }
+  to_delete_.clear();
+  event_free(post_event_);
+  event_free(delete_event_);
+  event_base_free(base_);
+}
+
+void Worker::start(std::function<void()> init) {
+  thread_ = std::thread([this, init = std::move(init)] {
+    t_current = this;
+    log::setThreadName("worker " + std::to_string(index_));
+    init();
+    event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+    to_delete_.clear();
+    t_current = nullptr;
+  });
+}
+
+void Worker::post(std::function<void()> fn) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    posted_.push_back(std::move(fn));
+  }
+  event_active(post_event_, 0, 0);
+}
+
+void Worker::stop() { event_base_loopbreak(base_); }
+
+void Worker::join() {
+  if (thread_.joinable()) thread_.join();
+}
+
+void Worker::deferDelete(std::unique_ptr<Deletable> obj) {
+  if (obj == nullptr) return;
+  to_delete_.push_back(std::move(obj));
+  event_active(delete_event_, 0, 0);
+}
+
+uint64_t Worker::random() {
+  const uint64_t result = rotl(rng_[1] * 5, 7) * 9;
+  const uint64_t t = rng_[1] << 17;
+  rng_[2] ^= rng_[0];
+  rng_[3] ^= rng_[1];
+  rng_[1] ^= rng_[2];
+  rng_[0] ^= rng_[3];
+  rng_[2] ^= t;
+  rng_[3] = rotl(rng_[3], 45);
+  return result;
+}
+
+Worker* Worker::current() { return t_current; }
+
+void Worker::onPosted(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Worker*>(arg);
+  std::vector<std::function<void()>> batch;
+  {
+    std::lock_guard<std::mutex> lock(self->mutex_);
+    batch.swap(self->posted_);
+  }
+  for (auto& fn : batch) fn();
+}
+
+void Worker::onDeferredDelete(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Worker*>(arg);
+  // Deleting may defer more objects; loop until quiet.
+  while (!self->to_delete_.empty()) {
+    std::vector<std::unique_ptr<Deletable>> batch;
+    batch.swap(self->to_delete_);
+    batch.clear();
+  }
+}
+
+}  // namespace sluice::event

@@ -1,0 +1,132 @@
+#include "core/http/headers.h"
+
+#include <array>
+
+namespace sluice::http {
+namespace {
+
+inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+
+constexpr std::array<bool, 256> makeTcharTable() {
+  std::array<bool, 256> t{};
+  for (int c = '0'; c <= '9'; ++c) t[c] = true;
+  for (int c = 'a'; c <= 'z'; ++c) t[c] = true;
+  for (int c = 'A'; c <= 'Z'; ++c) t[c] = true;
+  for (char c : std::string_view("!#$%&'*+-.^_`|~")) t[static_cast<unsigned char>(c)] = true;
+  return t;
+}
+constexpr std::array<bool, 256> kTchar = makeTcharTable();
+
+constexpr std::string_view kHopByHop[] = {"connection", "keep-alive", "proxy-connection", "te",
+                                          "transfer-encoding", "upgrade", "trailer"};
+// Fields a Connection header may not make us drop.
+constexpr std::string_view kProtected[] = {"host", "content-length", "authorization",
+                                           "proxy-authorization", "cookie", "x-forwarded-for"};
+
+bool inList(std::string_view name, const std::string_view* list, size_t n) {
+  for (size_t i = 0; i < n; ++i) {
+    if (equalsIgnoreCase(name, list[i])) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (lower(a[i]) != lower(b[i])) return false;
+  }
+  return true;
+}
+
+bool isToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!kTchar[static_cast<unsigned char>(c)]) return false;
+  }
+  return true;
+}
+
+bool isFieldValue(std::string_view s) {
+  if (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t')) {
+    return false;
+  }
+  for (char ch : s) {
+    auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  }
+  return true;
+}
+
+void HeaderMap::add(std::string_view name, std::string_view value) {
+  fields_.push_back(HeaderField{std::string(name), std::string(value)});
+}
+
+void HeaderMap::set(std::string_view name, std::string_view value) {
+  bool done = false;
+  for (auto it = fields_.begin(); it != fields_.end();) {
+    if (equalsIgnoreCase(it->name, name)) {
+      if (!done) {
+        it->value.assign(value.data(), value.size());
+        done = true;
+        ++it;
+      } else {
+        it = fields_.erase(it);
+      }
+    } else {
+      ++it;
+    }
+  }
+  if (!done) add(name, value);
+}
+
+size_t HeaderMap::remove(std::string_view name) {
+  size_t before = fields_.size();
+  for (auto it = fields_.begin(); it != fields_.end();) {
+    it = equalsIgnoreCase(it->name, name) ? fields_.erase(it) : it + 1;
+  }
+  return before - fields_.size();
+}
+
+const std::string* HeaderMap::get(std::string_view name, size_t index) const {
+  for (const auto& f : fields_) {
+    if (equalsIgnoreCase(f.name, name) && index-- == 0) return &f.value;
+  }
+  return nullptr;
+}
+
+size_t HeaderMap::count(std::string_view name) const {
+  size_t n = 0;
+  for (const auto& f : fields_) n += equalsIgnoreCase(f.name, name) ? 1 : 0;
+  return n;
+}
+
+bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
+  bool found = false;
+  for (const auto& f : fields_) {
+    if (!equalsIgnoreCase(f.name, name)) continue;
+    forEachListElement(f.value, [&](std::string_view el) {
+      if (equalsIgnoreCase(el, token)) found = true;
+    });
+  }
+  return found;
+}
+
+void stripHopByHop(HeaderMap& headers) {
+  std::vector<std::string> named;
+  for (const auto& f : headers.fields()) {
+    if (!equalsIgnoreCase(f.name, "connection")) continue;
+    forEachListElement(f.value, [&](std::string_view el) {
+      if (!inList(el, kProtected, std::size(kProtected))) named.emplace_back(el);
+    });
+  }
+  auto& fields = headers.mutableFields();
+  for (auto it = fields.begin(); it != fields.end();) {
+    bool drop = inList(it->name, kHopByHop, std::size(kHopByHop));
+    for (size_t i = 0; !drop && i < named.size(); ++i) drop = equalsIgnoreCase(it->name, named[i]);
+    it = drop ? fields.erase(it) : it + 1;
+  }
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,288 @@
+#include "core/http/parser.h"
+
+#include <utility>
+
+namespace sluice::http {
+namespace {
+
+Parser* self(llhttp_t* p) { return static_cast<Parser*>(p->data); }
+
+void trimOws(std::string& s) {
+  size_t b = 0;
+  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+  size_t e = s.size();
+  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
+  if (b != 0 || e != s.size()) s = s.substr(b, e - b);
+}
+
+}  // namespace
+
+void MessageHead::clear() {
+  method.clear();
+  target.clear();
+  status = 0;
+  reason.clear();
+  version_minor = 1;
+  headers.clear();
+  framing = Framing::kNone;
+  content_length = 0;
+  keep_alive = true;
+}
+
+const llhttp_settings_t& Parser::settings() {
+  static const llhttp_settings_t kSettings = [] {
+    llhttp_settings_t s;
+    llhttp_settings_init(&s);
+    s.on_message_begin = &Parser::onMessageBegin;
+    s.on_url = &Parser::onUrl;
+    s.on_status = &Parser::onStatus;
+    s.on_header_field = &Parser::onHeaderField;
+    s.on_header_value = &Parser::onHeaderValue;
+    s.on_header_value_complete = &Parser::onHeaderValueComplete;
+    s.on_headers_complete = &Parser::onHeadersComplete;
+    s.on_body = &Parser::onBody;
+    s.on_message_complete = &Parser::onMessageComplete;
+    return s;
+  }();
+  return kSettings;
+}
+
+Parser::Parser(Type type, ParserCallbacks* callbacks, ParserLimits limits)
+    : type_(type), callbacks_(callbacks), limits_(limits) {
+  llhttp_init(&parser_, type == Type::kRequest ? HTTP_REQUEST : HTTP_RESPONSE, &settings());
+  parser_.data = this;
+}
+
+void Parser::fail(uint32_t status, std::string reason) {
+  if (error_status_ != 0) return;  // keep the first cause
+  error_status_ = status;
+  error_reason_ = std::move(reason);
+}
+
+Parser::Result Parser::execute(const char* data, size_t len, size_t* consumed) {
+  exec_begin_ = data;
+  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
+  for (size_t i = len; i-- > 0;) {
+    if (data[i] != ' ' && data[i] != '\t') {
+      prev_last_byte_ = data[i];
+      break;
+    }
+  }
+  if (err == HPE_OK) {
+    *consumed = len;
+    return Result::kOk;
+  }
+  const char* pos = llhttp_get_error_pos(&parser_);
+  *consumed = pos != nullptr && pos >= data ? static_cast<size_t>(pos - data) : len;
+  if (err == HPE_PAUSED) return Result::kPaused;
+  fail(type_ == Type::kRequest ? 400 : 502, llhttp_get_error_reason(&parser_));
+  return Result::kError;
+}
+
+Parser::Result Parser::finish() {
+  llhttp_errno_t err = llhttp_finish(&parser_);
+  if (err == HPE_OK || err == HPE_PAUSED) return Result::kOk;
+  fail(type_ == Type::kRequest ? 400 : 502, "connection closed inside a message");
+  return Result::kError;
+}
+
+void Parser::resume() { llhttp_resume(&parser_); }
+
+int Parser::onMessageBegin(llhttp_t* p) {
+  Parser* s = self(p);
+  s->head_.clear();
+  s->in_message_ = true;
+  s->header_state_ = HeaderState::kNone;
+  s->header_bytes_ = 0;
+  s->body_bytes_ = 0;
+  return 0;
+}
+
+int Parser::onUrl(llhttp_t* p, const char* at, size_t len) {
+  Parser* s = self(p);
+  s->head_.target.append(at, len);
+  if (s->limits_.max_target_bytes != 0 && s->head_.target.size() > s->limits_.max_target_bytes) {
+    s->fail(414, "request-target longer than max_request_line_bytes");
+    return -1;
+  }
+  return 0;
+}
+
+int Parser::onStatus(llhttp_t* p, const char* at, size_t len) {
+  Parser* s = self(p);
+  s->head_.reason.append(at, len);
+  return s->addHeaderBytes(len) ? 0 : -1;
+}
+
+bool Parser::addHeaderBytes(size_t len) {
+  header_bytes_ += len;
+  if (limits_.max_header_bytes != 0 && header_bytes_ > limits_.max_header_bytes) {
+    fail(type_ == Type::kRequest ? 431 : 502, "header section larger than max_header_bytes");
+    return false;
+  }
+  return true;
+}
+
+int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
+  Parser* s = self(p);
+  if (!s->addHeaderBytes(len)) return -1;
+  auto& fields = s->head_.headers.mutableFields();
+  if (s->header_state_ != HeaderState::kField) {
+    if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
+      s->fail(s->type_ == Type::kRequest ? 431 : 502, "more header fields than max_header_count");
+      return -1;
+    }
+    fields.emplace_back();
+    s->header_state_ = HeaderState::kField;
+  }
+  fields.back().name.append(at, len);
+  return 0;
+}
+
+int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
+  Parser* s = self(p);
+  if (s->header_state_ == HeaderState::kValueDone || s->header_state_ == HeaderState::kNone) {
+    // A value continuing after the field ended is an obsolete line folding (RFC 9112 §5.2).
+    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
+    return -1;
+  }
+  // llhttp hands a folded continuation line to this callback as more value; it is the only
+  // way a value piece can follow a line feed directly (RFC 9112 §5.2: obs-fold is refused).
+  const char* b = at;
+  while (b > s->exec_begin_ && (b[-1] == ' ' || b[-1] == '\t')) --b;
+  char before = b > s->exec_begin_ ? b[-1] : s->prev_last_byte_;
+  if (before == '\n') {
+    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
+    return -1;
+  }
+  if (!s->addHeaderBytes(len)) return -1;
+  s->header_state_ = HeaderState::kValue;
+  s->head_.headers.mutableFields().back().value.append(at, len);
+  return 0;
+}
+
+int Parser::onHeaderValueComplete(llhttp_t* p) {
+  Parser* s = self(p);
+  auto& fields = s->head_.headers.mutableFields();
+  if (s->header_state_ == HeaderState::kNone || fields.empty()) {
+    s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
+    return -1;
+  }
+  s->header_state_ = HeaderState::kValueDone;
+  HeaderField& f = fields.back();
+  trimOws(f.value);
+  if (!isToken(f.name)) {
+    s->fail(s->type_ == Type::kRequest ? 400 : 502, "invalid header field name");
+    return -1;
+  }
+  if (!isFieldValue(f.value)) {
+    s->fail(s->type_ == Type::kRequest ? 400 : 502,
+            "invalid character in header field value of " + f.name);
+    return -1;
+  }
+  return 0;
+}
+
+int Parser::checkHead() {
+  const bool request = type_ == Type::kRequest;
+  if (header_state_ == HeaderState::kField) {
+    fail(request ? 400 : 502, "header field without a value");
+    return -1;
+  }
+  if (parser_.http_major != 1 || parser_.http_minor > 1) {
+    fail(request ? 505 : 502, "only HTTP/1.0 and HTTP/1.1 are supported");
+    return -1;
+  }
+  head_.version_minor = parser_.http_minor;
+  head_.keep_alive = llhttp_should_keep_alive(&parser_) != 0;
+  if (!request) {
+    head_.status = parser_.status_code;
+    return 0;
+  }
+  head_.method = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
+  size_t hosts = head_.headers.count("host");
+  if (hosts > 1) {
+    fail(400, "more than one Host header");
+    return -1;
+  }
+  if (hosts == 0 && head_.version_minor == 1) {
+    fail(400, "missing Host header in an HTTP/1.1 request");
+    return -1;
+  }
+  return 0;
+}
+
+int Parser::checkFraming() {
+  const bool request = type_ == Type::kRequest;
+  const uint32_t bad = request ? 400 : 502;
+  size_t te = head_.headers.count("transfer-encoding");
+  if (te > 0) {
+    if (head_.version_minor == 0) {
+      fail(bad, "Transfer-Encoding in an HTTP/1.0 message");
+      return -1;
+    }
+    if (te != 1 || !equalsIgnoreCase(*head_.headers.get("transfer-encoding"), "chunked")) {
+      fail(bad, "Transfer-Encoding other than exactly \"chunked\"");
+      return -1;
+    }
+    head_.headers.remove("transfer-encoding");
+    head_.framing = Framing::kChunked;
+    return 0;
+  }
+  if (head_.headers.has("content-length")) {  // llhttp has checked digits-only and unique
+    head_.framing = Framing::kContentLength;
+    head_.content_length = parser_.content_length;
+    if (request && limits_.max_body_bytes != 0 && head_.content_length > limits_.max_body_bytes) {
+      fail(413, "Content-Length larger than max_request_body_bytes");
+      return -1;
+    }
+    return 0;
+  }
+  if (request) {
+    head_.framing = Framing::kNone;
+  } else {
+    uint32_t st = head_.status;
+    head_.framing = (st < 200 || st == 204 || st == 304) ? Framing::kNone : Framing::kUntilClose;
+  }
+  return 0;
+}
+
+int Parser::onHeadersComplete(llhttp_t* p) {
+  Parser* s = self(p);
+  if (s->checkHead() != 0 || s->checkFraming() != 0) return -1;
+  if (s->type_ == Type::kResponse) {
+    uint32_t st = s->head_.status;
+    if (st < 100 || st > 599) {
+      s->fail(502, "status code out of range");
+      return -1;
+    }
+    if (st < 200 || st == 204 || st == 304) s->head_.framing = Framing::kNone;
+  }
+  int r = s->callbacks_->onHead(s->head_);
+  if (r < 0) {
+    s->fail(500, "refused at headers");
+    return -1;
+  }
+  if (r == 1) s->head_.framing = Framing::kNone;
+  return r;
+}
+
+int Parser::onBody(llhttp_t* p, const char* at, size_t len) {
+  Parser* s = self(p);
+  s->body_bytes_ += len;
+  if (s->type_ == Type::kRequest && s->limits_.max_body_bytes != 0 &&
+      s->body_bytes_ > s->limits_.max_body_bytes) {
+    s->fail(413, "request body larger than max_request_body_bytes");
+    return -1;
+  }
+  s->callbacks_->onBody(at, len);
+  return 0;
+}
+
+int Parser::onMessageComplete(llhttp_t* p) {
+  Parser* s = self(p);
+  s->in_message_ = false;
+  return s->callbacks_->onMessageComplete() ? HPE_PAUSED : 0;
+}
+
+}  // namespace sluice::http

@@ -1,0 +1,122 @@
+// Strict HTTP/1.x message parser over llhttp (built in LLHTTP_STRICT_MODE), adding the rules
+// llhttp leaves to its user (DESIGN.md §6): Transfer-Encoding exactly "chunked", no TE in
+// HTTP/1.0, obs-fold, empty field names, Host presence, version 1.0/1.1 only, and size limits.
+// One parser per connection direction; it is reused for every message on the connection.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/http/headers.h"
+#include "llhttp.h"
+
+namespace sluice::http {
+
+// How the body of a message is delimited (RFC 9112 §6.3).
+enum class Framing { kNone, kContentLength, kChunked, kUntilClose };
+
+// The head of a request or response as parsed.
+struct MessageHead {
+  // Request only.
+  std::string method;
+  std::string target;  // request-target as sent
+  // Response only.
+  uint32_t status = 0;
+  std::string reason;
+  // Both.
+  uint8_t version_minor = 1;  // HTTP/1.<minor>; only 1.0 and 1.1 are accepted
+  HeaderMap headers;          // Transfer-Encoding removed (framing below says it)
+  Framing framing = Framing::kNone;
+  uint64_t content_length = 0;  // when framing == kContentLength
+  bool keep_alive = true;       // llhttp_should_keep_alive at headers complete
+
+  void clear();
+};
+
+// Limits enforced while parsing; 0 disables a limit.
+struct ParserLimits {
+  uint32_t max_target_bytes = 8192;      // request-target; over → 414
+  uint32_t max_header_bytes = 65536;     // sum of names and values; over → 431
+  uint32_t max_header_count = 100;       // over → 431
+  uint64_t max_body_bytes = 0;           // over → 413
+};
+
+class ParserCallbacks {
+ public:
+  virtual ~ParserCallbacks() = default;
+  // The head is complete and valid. Return 0 to parse a body per the framing, 1 to expect no
+  // body (a response to HEAD, RFC 9110 §9.3.2), or -1 to fail with the status/reason set by
+  // Parser::fail().
+  virtual int onHead(MessageHead& head) = 0;
+  // A piece of body (chunked framing already removed). Borrowed for the call.
+  virtual void onBody(const char* data, size_t len) = 0;
+  // The message ended. Return true to pause the parser right after it (pipelining: the caller
+  // resumes it once the response is done).
+  virtual bool onMessageComplete() = 0;
+};
+
+class Parser {
+ public:
+  enum class Type { kRequest, kResponse };
+  enum class Result {
+    kOk,      // every byte consumed
+    kPaused,  // paused after a message; `consumed` says how far
+    kError,   // malformed: errorStatus()/errorReason() say why; the connection must close
+  };
+
+  Parser(Type type, ParserCallbacks* callbacks, ParserLimits limits);
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+
+  // Feeds `len` bytes. `*consumed` receives the number of bytes used (all of them unless paused
+  // or failed).
+  Result execute(const char* data, size_t len, size_t* consumed);
+  // Tells the parser the peer closed: completes a close-delimited body. kError when the close
+  // cut a message short (e.g. inside a Content-Length body).
+  Result finish();
+  // Continues after kPaused.
+  void resume();
+  // Records why the message is refused; used from callbacks before returning an error.
+  void fail(uint32_t status, std::string reason);
+  // True between the first byte of a message and its end.
+  bool inMessage() const { return in_message_; }
+  // Bytes of body received in the current message.
+  uint64_t bodyBytes() const { return body_bytes_; }
+
+  uint32_t errorStatus() const { return error_status_; }
+  const std::string& errorReason() const { return error_reason_; }
+  MessageHead& head() { return head_; }
+
+ private:
+  static int onMessageBegin(llhttp_t* p);
+  static int onUrl(llhttp_t* p, const char* at, size_t len);
+  static int onStatus(llhttp_t* p, const char* at, size_t len);
+  static int onHeaderField(llhttp_t* p, const char* at, size_t len);
+  static int onHeaderValue(llhttp_t* p, const char* at, size_t len);
+  static int onHeaderValueComplete(llhttp_t* p);
+  static int onHeadersComplete(llhttp_t* p);
+  static int onBody(llhttp_t* p, const char* at, size_t len);
+  static int onMessageComplete(llhttp_t* p);
+  static const llhttp_settings_t& settings();
+
+  int checkHead();
+  int checkFraming();
+  bool addHeaderBytes(size_t len);
+
+  llhttp_t parser_;
+  Type type_;
+  ParserCallbacks* callbacks_;
+  ParserLimits limits_;
+  MessageHead head_;
+  bool in_message_ = false;
+  // Header accumulation state: a field or value may arrive in several pieces.
+  enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;
+  size_t header_bytes_ = 0;
+  uint64_t body_bytes_ = 0;
+  const char* exec_begin_ = nullptr;  // start of the buffer being parsed (obs-fold check)
+  char prev_last_byte_ = 0;           // last non-SP/HTAB byte of earlier buffers
+  uint32_t error_status_ = 0;
+  std::string error_reason_;
+};
+
+}  // namespace sluice::http

@@ -1,0 +1,275 @@
+#include "core/proxy/downstream.h"
+
+#include <arpa/inet.h>
+#include <event2/buffer.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include "core/common/log.h"
+#include "core/http/serialize.h"
+#include "core/proxy/local_reply.h"
+#include "core/proxy/stream.h"
+
+namespace sluice::proxy {
+namespace {
+
+constexpr size_t kReadHighWatermark = 256 * 1024;  // stop reading while this much is unparsed
+constexpr size_t kWriteLowWatermark = 64 * 1024;
+constexpr uint32_t kLingerMs = 2000;
+
+void formatPeer(const sockaddr* sa, std::string* ip, std::string* full) {
+  char buf[INET6_ADDRSTRLEN] = "?";
+  uint16_t port = 0;
+  if (sa->sa_family == AF_INET) {
+    const auto* in = reinterpret_cast<const sockaddr_in*>(sa);
+    inet_ntop(AF_INET, &in->sin_addr, buf, sizeof(buf));
+    port = ntohs(in->sin_port);
+    *ip = buf;
+    *full = *ip + ":" + std::to_string(port);
+  } else if (sa->sa_family == AF_INET6) {
+    const auto* in6 = reinterpret_cast<const sockaddr_in6*>(sa);
+    inet_ntop(AF_INET6, &in6->sin6_addr, buf, sizeof(buf));
+    port = ntohs(in6->sin6_port);
+    *ip = buf;
+    *full = "[" + *ip + "]:" + std::to_string(port);
+  } else {
+    *ip = "unknown";
+    *full = "unknown";
+  }
+}
+
+}  // namespace
+
+DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
+                                           std::shared_ptr<WorkerFilterChain> chain,
+                                           evutil_socket_t fd, const sockaddr* peer, int)
+    : runtime_(runtime),
+      chain_(std::move(chain)),
+      parser_(http::Parser::Type::kRequest, this, chain_->info().parser_limits) {
+  formatPeer(peer, &client_ip_, &client_address_);
+  int one = 1;
+  setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  bev_ = bufferevent_socket_new(runtime_.worker().base(), fd, BEV_OPT_CLOSE_ON_FREE);
+  bufferevent_setcb(bev_, &DownstreamConnection::onRead, &DownstreamConnection::onWrite,
+                    &DownstreamConnection::onEvent, this);
+  bufferevent_setwatermark(bev_, EV_READ, 0, kReadHighWatermark);
+  bufferevent_setwatermark(bev_, EV_WRITE, kWriteLowWatermark, 0);
+  event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
+               this);
+  auto& stats = runtime_.worker().stats();
+  event::WorkerStats::inc(stats.downstream_cx_total);
+  event::WorkerStats::inc(stats.downstream_cx_active);
+}
+
+DownstreamConnection::~DownstreamConnection() {
+  event_del(&resume_event_);
+  if (stream_ != nullptr) {
+    stream_->onDownstreamReset();
+    stream_.reset();
+  }
+  if (bev_ != nullptr) bufferevent_free(bev_);
+  event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
+}
+
+void DownstreamConnection::start() {
+  setReadTimeout(chain_->info().limits.idle_timeout_ms);
+  bufferevent_enable(bev_, EV_READ | EV_WRITE);
+}
+
+bool DownstreamConnection::idle() const {
+  return stream_ == nullptr && !parser_.inMessage() &&
+         evbuffer_get_length(bufferevent_get_input(bev_)) == 0;
+}
+
+void DownstreamConnection::setReadTimeout(uint32_t ms) {
+  if (ms == 0) {
+    bufferevent_set_timeouts(bev_, nullptr, nullptr);
+    return;
+  }
+  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  bufferevent_set_timeouts(bev_, &tv, nullptr);
+}
+
+void DownstreamConnection::pauseReading() {
+  reading_paused_ = true;
+  bufferevent_disable(bev_, EV_READ);
+}
+
+void DownstreamConnection::resumeReading() {
+  if (!reading_paused_ || state_ != State::kActive) return;
+  reading_paused_ = false;
+  bufferevent_enable(bev_, EV_READ);
+  event_active(&resume_event_, 0, 0);  // parse what is already buffered
+}
+
+void DownstreamConnection::processInput() {
+  evbuffer* in = bufferevent_get_input(bev_);
+  while (state_ == State::kActive && !parser_paused_ && !reading_paused_ &&
+         evbuffer_get_length(in) > 0) {
+    evbuffer_iovec vec;
+    if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
+    bool was_in_message = parser_.inMessage();
+    size_t consumed = 0;
+    http::Parser::Result r =
+        parser_.execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
+    if (state_ == State::kClosed) return;
+    evbuffer_drain(in, consumed);
+    if (r == http::Parser::Result::kError) {
+      badRequest(parser_.errorStatus(), parser_.errorReason());
+      return;
+    }
+    if (r == http::Parser::Result::kPaused) parser_paused_ = true;
+    if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
+      // First bytes of a request: the header timeout (slowloris guard) starts now.
+      header_timer_ = true;
+      setReadTimeout(chain_->info().limits.request_header_timeout_ms);
+    }
+  }
+}
+
+int DownstreamConnection::onHead(http::MessageHead& head) {
+  header_timer_ = false;
+  // While the body streams, a stalled client is cut after idle_timeout_ms.
+  setReadTimeout(chain_->info().limits.idle_timeout_ms);
+  stream_ = std::make_unique<Stream>(*this, runtime_, chain_);
+  stream_->onRequestHead(head);
+  return 0;
+}
+
+void DownstreamConnection::onBody(const char* data, size_t len) {
+  if (stream_ != nullptr) stream_->onRequestBody(data, len);
+}
+
+bool DownstreamConnection::onMessageComplete() {
+  // No read timeout while the upstream works (its own response_timeout_ms applies); EOF is
+  // still noticed, so a client that gives up cancels its request.
+  setReadTimeout(0);
+  if (stream_ != nullptr) stream_->onRequestComplete();
+  // Pause after every request: the next pipelined one is parsed when this one is answered.
+  return true;
+}
+
+void DownstreamConnection::onStreamDone(bool close) {
+  runtime_.worker().deferDelete(std::move(stream_));
+  if (close || draining_) {
+    closeAfterFlush();
+    return;
+  }
+  setReadTimeout(chain_->info().limits.idle_timeout_ms);
+  if (parser_paused_) {
+    parser_paused_ = false;
+    parser_.resume();
+  }
+  event_active(&resume_event_, 0, 0);
+}
+
+void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
+  static_cast<DownstreamConnection*>(arg)->processInput();
+}
+
+void DownstreamConnection::badRequest(uint32_t status, const std::string& reason) {
+  auto& stats = runtime_.worker().stats();
+  event::WorkerStats::inc(stats.downstream_rq_bad);
+  event::WorkerStats::inc(status >= 500 ? stats.downstream_rq_5xx : stats.downstream_rq_4xx);
+  SLUICE_LOG(kDebug, "refused request from ", client_address_, ": ", status, " ", reason);
+  if (stream_ != nullptr) {
+    // The request was already under way (e.g. a bad chunk mid-body): give up on it.
+    abort();
+    return;
+  }
+  std::string body = errorBody(status, reason);
+  http::HeaderMap h;
+  h.add("Content-Type", "application/json");
+  http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(),
+                          true, false);
+  evbuffer_add(output(), body.data(), body.size());
+  closeAfterFlush();
+}
+
+void DownstreamConnection::closeAfterFlush() {
+  if (state_ != State::kActive) return;
+  state_ = State::kClosing;
+  bufferevent_disable(bev_, EV_READ);
+  if (evbuffer_get_length(output()) == 0) startLingering();
+}
+
+void DownstreamConnection::startLingering() {
+  // Half-close, then read and discard for a moment: closing with unread input would send an
+  // RST that can destroy the response in the client's receive buffer.
+  state_ = State::kLingering;
+  shutdown(bufferevent_getfd(bev_), SHUT_WR);
+  evbuffer_drain(bufferevent_get_input(bev_), evbuffer_get_length(bufferevent_get_input(bev_)));
+  setReadTimeout(kLingerMs);
+  bufferevent_setwatermark(bev_, EV_READ, 0, 0);
+  bufferevent_enable(bev_, EV_READ);
+}
+
+void DownstreamConnection::abort() {
+  if (state_ == State::kClosed) return;
+  // RST rather than FIN: the client must not mistake a cut response for a complete one.
+  linger lg{1, 0};
+  setsockopt(bufferevent_getfd(bev_), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  closeNow();
+}
+
+void DownstreamConnection::closeNow() {
+  if (state_ == State::kClosed) return;
+  state_ = State::kClosed;
+  bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  if (stream_ != nullptr) {
+    stream_->onDownstreamReset();
+    runtime_.worker().deferDelete(std::move(stream_));
+  }
+  runtime_.release(this);
+}
+
+void DownstreamConnection::drain() {
+  draining_ = true;
+  if (idle()) closeNow();
+}
+
+void DownstreamConnection::onRead(bufferevent*, void* arg) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kLingering) {
+    evbuffer* in = bufferevent_get_input(self->bev_);
+    evbuffer_drain(in, evbuffer_get_length(in));
+    return;
+  }
+  self->processInput();
+}
+
+void DownstreamConnection::onWrite(bufferevent*, void* arg) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+    self->startLingering();
+    return;
+  }
+  if (self->stream_ != nullptr) self->stream_->onDownstreamWritable();
+}
+
+void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kLingering || self->state_ == State::kClosed) {
+    self->closeNow();
+    return;
+  }
+  if ((what & BEV_EVENT_TIMEOUT) != 0 && (what & BEV_EVENT_READING) != 0) {
+    if (self->stream_ == nullptr && self->parser_.inMessage()) {
+      // Headers did not arrive in time.
+      self->badRequest(408, "request headers not received within request_header_timeout_ms");
+      return;
+    }
+    if (self->stream_ != nullptr && !self->stream_->requestComplete()) {
+      SLUICE_LOG(kDebug, "client ", self->client_address_, " stalled mid-body; closing");
+    }
+    self->closeNow();  // idle keep-alive connection, or a stalled body
+    return;
+  }
+  // EOF or error. A client may half-close after its last request; but we cannot tell that from
+  // giving up, and a response nobody reads is waste: cancel (like nginx without
+  // proxy_ignore_client_abort).
+  self->closeNow();
+}
+
+}  // namespace sluice::proxy

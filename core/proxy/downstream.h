@@ -1,0 +1,77 @@
+// A downstream (client) HTTP/1.1 connection: reads and parses requests, runs one Stream at a
+// time (pipelined requests wait in the input buffer, so responses go out in order), answers
+// malformed requests with the right 4xx and closes, handles keep-alive, timeouts, backpressure
+// and a lingering close (so the client reads our last response before any RST).
+// Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
+#pragma once
+
+#include <event2/bufferevent.h>
+#include <event2/event_struct.h>
+
+#include <memory>
+#include <string>
+
+#include "core/event/worker.h"
+#include "core/http/parser.h"
+#include "core/proxy/runtime.h"
+
+namespace sluice::proxy {
+
+class Stream;
+
+class DownstreamConnection : public event::Deletable, private http::ParserCallbacks {
+ public:
+  DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<WorkerFilterChain> chain,
+                       evutil_socket_t fd, const sockaddr* peer, int peer_len);
+  ~DownstreamConnection() override;
+
+  // Starts reading.
+  void start();
+  evbuffer* output() const { return bufferevent_get_output(bev_); }
+  const std::string& clientAddress() const { return client_address_; }  // "ip:port"
+  const std::string& clientIp() const { return client_ip_; }
+  // Request-body backpressure (called by the stream).
+  void pauseReading();
+  void resumeReading();
+  // The current stream has written its whole response. `close`: close after flushing.
+  void onStreamDone(bool close);
+  // Close now, without flushing (after a response was cut short).
+  void abort();
+  // Drain: close now when idle, else after the current response.
+  void drain();
+  bool idle() const;
+
+ private:
+  enum class State { kActive, kClosing, kLingering, kClosed };
+
+  static void onRead(bufferevent* bev, void* arg);
+  static void onWrite(bufferevent* bev, void* arg);
+  static void onEvent(bufferevent* bev, short what, void* arg);
+  static void onResume(evutil_socket_t, short, void* arg);
+  void processInput();
+  void badRequest(uint32_t status, const std::string& reason);
+  void closeAfterFlush();
+  void startLingering();
+  void closeNow();
+  void setReadTimeout(uint32_t ms);
+
+  int onHead(http::MessageHead& head) override;
+  void onBody(const char* data, size_t len) override;
+  bool onMessageComplete() override;
+
+  WorkerRuntime& runtime_;
+  std::shared_ptr<WorkerFilterChain> chain_;
+  bufferevent* bev_ = nullptr;
+  http::Parser parser_;
+  std::unique_ptr<Stream> stream_;
+  std::string client_address_;
+  std::string client_ip_;
+  State state_ = State::kActive;
+  bool parser_paused_ = false;  // a message ended; the next waits for the stream to finish
+  bool reading_paused_ = false;
+  bool header_timer_ = false;
+  bool draining_ = false;
+  ::event resume_event_;
+};
+
+}  // namespace sluice::proxy

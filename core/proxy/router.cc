@@ -1,0 +1,77 @@
+#include "core/proxy/router.h"
+
+#include "absl/strings/match.h"
+
+namespace sluice::proxy {
+namespace {
+
+// Path part of an origin-form or absolute-form target; empty when neither.
+std::string_view originPath(std::string_view target) {
+  if (!target.empty() && target[0] == '/') return target;
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() > scheme.size() &&
+        absl::StartsWithIgnoreCase(absl::string_view(target.data(), scheme.size()),
+                                   absl::string_view(scheme.data(), scheme.size()))) {
+      std::string_view rest = target.substr(scheme.size());
+      size_t slash = rest.find_first_of("/?");
+      if (slash == std::string_view::npos) return "/";
+      if (rest[slash] == '?') return {};  // "http://h?q": no path; treat as unroutable
+      return rest.substr(slash);
+    }
+  }
+  return {};
+}
+
+bool startsWith(std::string_view s, std::string_view prefix) {
+  return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
+}
+
+}  // namespace
+
+bool route(const config::Config& config, const config::Listener& listener,
+           std::string_view target, RouteResult* out, std::string* why) {
+  std::string_view path = originPath(target);
+  if (path.empty()) {
+    *why = "request-target is not a path";
+    return false;
+  }
+  const std::string& ctx = listener.context_path;
+  std::string rest_storage;
+  std::string_view rest = path;
+  if (!ctx.empty()) {
+    if (!startsWith(path, ctx) ||
+        (path.size() > ctx.size() && path[ctx.size()] != '/' && path[ctx.size()] != '?')) {
+      *why = "path is outside the context path " + ctx;
+      return false;
+    }
+    rest = path.substr(ctx.size());
+    if (rest.empty() || rest[0] == '?') {
+      rest_storage = "/" + std::string(rest);
+      rest = rest_storage;
+    }
+  }
+  for (const config::Route& r : config.routes) {
+    if (!startsWith(rest, r.prefix)) continue;
+    out->cluster = r.cluster;
+    if (r.prefix_rewrite.has_value()) {
+      out->upstream_path = *r.prefix_rewrite + std::string(rest.substr(r.prefix.size()));
+      if (out->upstream_path.empty() || out->upstream_path[0] != '/') {
+        out->upstream_path.insert(0, "/");
+      }
+    } else {
+      out->upstream_path = std::string(rest);
+    }
+    return true;
+  }
+  size_t end = rest.find_first_of("/?", 1);
+  std::string_view segment = rest.substr(1, end == std::string_view::npos ? end : end - 1);
+  if (segment.empty()) {
+    *why = "no route and no context path segment to name a cluster";
+    return false;
+  }
+  out->cluster = std::string(segment);
+  out->upstream_path = std::string(rest);
+  return true;
+}
+
+}  // namespace sluice::proxy

@@ -1,0 +1,27 @@
+// Routing: from a request-target to (cluster, upstream path).
+//
+// 1. The listener's context_path ("/gateway") is stripped; a path outside it has no route.
+// 2. Explicit routes are tried in config order; the first whose prefix matches wins, and its
+//    prefix_rewrite (when set) replaces the prefix.
+// 3. Otherwise the first path segment names the cluster and the path is kept:
+//    "/gateway/restapi/users/7" → cluster "restapi", upstream path "/restapi/users/7".
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/config/config.h"
+
+namespace sluice::proxy {
+
+struct RouteResult {
+  std::string cluster;
+  std::string upstream_path;  // origin-form path plus query, as sent upstream
+};
+
+// Returns true and fills `out` when a route applies; false (and a reason in `why`) when none
+// does. Absolute-form targets ("http://host/p") route by their path (RFC 9112 §3.2.2).
+bool route(const config::Config& config, const config::Listener& listener,
+           std::string_view target, RouteResult* out, std::string* why);
+
+}  // namespace sluice::proxy

@@ -1,0 +1,119 @@
+#include "core/proxy/runtime.h"
+
+#include "core/common/log.h"
+#include "core/proxy/downstream.h"
+
+namespace sluice::proxy {
+
+WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
+                                     uint32_t worker_index)
+    : info_(std::move(info)) {
+  workers_.reserve(info_->filters.size());
+  for (const auto& f : info_->filters) {
+    void* w = f->hooks().worker_create(f->config(), worker_index);
+    if (w == nullptr) {
+      SLUICE_LOG(kError, "filter '", f->name(), "' failed to create its worker instance; ",
+                 "requests through listener '", info_->config.name, "' answer 500");
+    }
+    workers_.push_back(w);
+  }
+}
+
+WorkerFilterChain::~WorkerFilterChain() {
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const auto& hooks = info_->filters[i]->hooks();
+    if (workers_[i] != nullptr && hooks.worker_destroy != nullptr) hooks.worker_destroy(workers_[i]);
+  }
+}
+
+WorkerRuntime::WorkerRuntime(event::Worker& worker) : worker_(worker), pool_(worker) {}
+
+WorkerRuntime::~WorkerRuntime() {
+  for (auto& l : listeners_) {
+    if (l->listener != nullptr) evconnlistener_free(l->listener);
+  }
+  connections_.clear();
+  pool_.clear();
+  clusters_.clear();
+}
+
+void WorkerRuntime::addListener(std::shared_ptr<const ListenerInfo> info, int fd) {
+  auto l = std::make_unique<Listener>();
+  l->chain = std::make_shared<WorkerFilterChain>(std::move(info), worker_.index());
+  l->runtime = this;
+  l->listener = evconnlistener_new(worker_.base(), &WorkerRuntime::onAccept, l.get(),
+                                   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
+  listeners_.push_back(std::move(l));
+}
+
+void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len,
+                             void* arg) {
+  auto* l = static_cast<Listener*>(arg);
+  WorkerRuntime* rt = l->runtime;
+  if (rt->draining_) {
+    evutil_closesocket(fd);
+    return;
+  }
+  auto conn = std::make_unique<DownstreamConnection>(*rt, l->chain, fd, addr, len);
+  DownstreamConnection* raw = conn.get();
+  rt->connections_.emplace(raw, std::move(conn));
+  raw->start();
+}
+
+void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
+                               std::shared_ptr<const upstream::HostSet> hosts) {
+  auto it = clusters_.find(info->config.name);
+  if (it != clusters_.end() && &it->second->info() == info.get()) {
+    it->second->setHosts(std::move(hosts));
+    return;
+  }
+  std::string name = info->config.name;
+  clusters_[name] = std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts),
+                                                              worker_);
+}
+
+void WorkerRuntime::removeCluster(const std::string& name) { clusters_.erase(name); }
+
+std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(const std::string& name) const {
+  auto it = clusters_.find(name);
+  return it == clusters_.end() ? nullptr : it->second;
+}
+
+void WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection> conn) {
+  DownstreamConnection* raw = conn.get();
+  connections_.emplace(raw, std::move(conn));
+}
+
+void WorkerRuntime::release(DownstreamConnection* conn) {
+  auto it = connections_.find(conn);
+  if (it == connections_.end()) return;
+  worker_.deferDelete(std::move(it->second));
+  connections_.erase(it);
+  if (draining_) maybeDrained();
+}
+
+void WorkerRuntime::drain(std::function<void()> done) {
+  draining_ = true;
+  drained_ = std::move(done);
+  for (auto& l : listeners_) {
+    if (l->listener != nullptr) {
+      evconnlistener_free(l->listener);
+      l->listener = nullptr;
+    }
+  }
+  std::vector<DownstreamConnection*> conns;
+  conns.reserve(connections_.size());
+  for (auto& [raw, conn] : connections_) conns.push_back(raw);
+  for (DownstreamConnection* c : conns) c->drain();
+  pool_.clear();
+  maybeDrained();
+}
+
+void WorkerRuntime::maybeDrained() {
+  if (!connections_.empty() || !drained_) return;
+  auto done = std::move(drained_);
+  drained_ = nullptr;
+  done();
+}
+
+}  // namespace sluice::proxy

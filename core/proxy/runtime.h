@@ -1,0 +1,99 @@
+// What a worker runs on: its listeners (with their filter chains' per-worker instances), its
+// clusters (per-worker balancer instances and host sets), its upstream connection pool and its
+// downstream connections. Built and used on the worker's own thread only.
+#pragma once
+
+#include <event2/listener.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "core/config/config.h"
+#include "core/event/worker.h"
+#include "core/http/parser.h"
+#include "core/plugin/plugin.h"
+#include "core/upstream/cluster.h"
+#include "core/upstream/pool.h"
+
+namespace sluice::proxy {
+
+class DownstreamConnection;
+
+// Immutable listener settings shared by all workers.
+struct ListenerInfo {
+  config::Listener config;
+  std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
+  http::ParserLimits parser_limits;
+  config::Limits limits;
+  std::shared_ptr<const config::Config> root;  // for routes
+};
+
+// One worker's instance of a listener's filter chain. Streams keep a reference, so a chain
+// replaced on reload lives until its last request ends.
+class WorkerFilterChain {
+ public:
+  WorkerFilterChain(std::shared_ptr<const ListenerInfo> info, uint32_t worker_index);
+  ~WorkerFilterChain();  // worker_destroy for each filter
+  WorkerFilterChain(const WorkerFilterChain&) = delete;
+  WorkerFilterChain& operator=(const WorkerFilterChain&) = delete;
+
+  const ListenerInfo& info() const { return *info_; }
+  size_t size() const { return workers_.size(); }
+  const sluice_filter_plugin& hooks(size_t i) const { return info_->filters[i]->hooks(); }
+  void* worker(size_t i) const { return workers_[i]; }
+  const std::string& name(size_t i) const { return info_->filters[i]->name(); }
+
+ private:
+  std::shared_ptr<const ListenerInfo> info_;
+  std::vector<void*> workers_;
+};
+
+class WorkerRuntime {
+ public:
+  explicit WorkerRuntime(event::Worker& worker);
+  ~WorkerRuntime();
+
+  event::Worker& worker() { return worker_; }
+  upstream::ConnPool& pool() { return pool_; }
+
+  // Starts accepting on `fd` (a bound, listening SO_REUSEPORT socket this worker owns).
+  void addListener(std::shared_ptr<const ListenerInfo> info, int fd);
+  // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs).
+  void setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
+                  std::shared_ptr<const upstream::HostSet> hosts);
+  void removeCluster(const std::string& name);
+  // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it.
+  std::shared_ptr<upstream::WorkerCluster> cluster(const std::string& name) const;
+
+  // Connection bookkeeping.
+  void adopt(std::unique_ptr<DownstreamConnection> conn);
+  void release(DownstreamConnection* conn);  // deferred delete
+  size_t connectionCount() const { return connections_.size(); }
+
+  // Graceful drain: stop accepting, close idle connections, let busy ones finish their
+  // current response (with Connection: close). `done` runs on this thread once no downstream
+  // connection is left.
+  void drain(std::function<void()> done);
+  bool draining() const { return draining_; }
+
+ private:
+  struct Listener {
+    std::shared_ptr<WorkerFilterChain> chain;
+    evconnlistener* listener = nullptr;
+    WorkerRuntime* runtime = nullptr;
+  };
+  static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  void maybeDrained();
+
+  event::Worker& worker_;
+  upstream::ConnPool pool_;
+  std::vector<std::unique_ptr<Listener>> listeners_;
+  absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
+  absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
+  bool draining_ = false;
+  std::function<void()> drained_;
+};
+
+}  // namespace sluice::proxy

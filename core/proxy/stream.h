@@ -1,0 +1,131 @@
+// One request/response exchange on a downstream connection: routing, the filter chain, the
+// upstream attempt(s) and the response back. Phases, in order (each has a default):
+//   request head → route → request filters → pick host → connect/reuse → send head+body
+//   → response head → response filters → response body → log.
+// Worker thread only. Owned by its DownstreamConnection; deleted through deferDelete.
+#pragma once
+
+#include <event2/buffer.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/api/filter.h"
+#include "core/event/worker.h"
+#include "core/http/parser.h"
+#include "core/proxy/runtime.h"
+#include "core/upstream/connection.h"
+
+namespace sluice::proxy {
+
+class DownstreamConnection;
+
+class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
+ public:
+  Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
+         std::shared_ptr<WorkerFilterChain> chain);
+  ~Stream() override;
+
+  // --- from the downstream connection ---
+  // The request head is complete and valid (takes its content).
+  void onRequestHead(http::MessageHead& head);
+  void onRequestBody(const char* data, size_t len);
+  void onRequestComplete();
+  // The downstream output drained below its low watermark.
+  void onDownstreamWritable();
+  // The client went away or the connection failed: abandon everything, no reply.
+  void onDownstreamReset();
+  bool requestComplete() const { return request_complete_; }
+
+  // --- for the filter host API (core/proxy/filter_host.cc) ---
+  const http::MessageHead& request() const { return request_; }
+  http::HeaderMap& headers(sluice_header_map map);
+  const std::string& originalTarget() const { return original_target_; }
+  const std::string& clientAddress() const;
+  uint32_t responseStatus() const { return response_.status; }
+  uint32_t workerIndex() const;
+  void filterLocalReply(uint32_t status, std::string_view content_type, std::string_view body);
+  void filterResume();
+
+ private:
+  // Request phases.
+  void runRequestFilters(size_t from);
+  void forwardUpstream();
+  void startAttempt();
+  void flushPending();
+  evbuffer* requestSink();
+  void endAttempt(sluice_outcome outcome);
+  bool retryable(upstream::UpstreamError error) const;
+  // Response phases.
+  void writeResponseHead();
+  bool runResponseHeaderFilters();
+  void sendLocalReply(uint32_t status, std::string_view content_type, std::string body,
+                      bool close);
+  void gatewayError(uint32_t status, std::string_view detail);
+  void finish(bool close);
+  void callOnLog();
+
+  // UpstreamCallbacks.
+  void onUpstreamConnected() override;
+  int onUpstreamHead(http::MessageHead& head) override;
+  void onUpstreamBody(const char* data, size_t len) override;
+  void onUpstreamComplete() override;
+  void onUpstreamWritable() override;
+  void onUpstreamError(upstream::UpstreamError error, const std::string& detail) override;
+
+  sluice_stream* handle() { return reinterpret_cast<sluice_stream*>(this); }
+
+  DownstreamConnection& conn_;
+  WorkerRuntime& runtime_;
+  std::shared_ptr<WorkerFilterChain> chain_;
+  std::vector<void*> filter_self_;  // per-filter `self` (stream state or worker instance)
+  size_t filters_created_ = 0;
+  size_t paused_at_ = SIZE_MAX;
+  int hook_depth_ = 0;  // > 0 while a filter hook runs
+
+  http::MessageHead request_;
+  std::string original_target_;
+  std::string upstream_path_;
+  std::shared_ptr<upstream::WorkerCluster> cluster_;
+  bool expect_continue_ = false;
+  bool head_request_ = false;
+
+  // Upstream attempt.
+  std::unique_ptr<upstream::UpstreamConnection> upstream_;
+  std::shared_ptr<upstream::Host> host_;
+  uint32_t host_index_ = 0;
+  uint64_t host_set_version_ = 0;
+  bool attempt_active_ = false;
+  uint64_t attempt_start_us_ = 0;
+  std::vector<uint32_t> tried_;
+  uint32_t retries_left_ = 0;
+  evbuffer* pending_ = nullptr;  // request bytes waiting for a connected upstream
+  bool sent_upstream_ = false;   // some request bytes went to an upstream connection
+  bool request_paused_ = false;  // downstream reading paused for backpressure
+
+  // Response.
+  http::MessageHead response_;
+  uint32_t last_upstream_status_ = 0;
+  bool response_started_ = false;  // head written downstream
+  bool response_complete_ = false;
+  bool rechunk_ = false;            // upstream body re-framed as chunked downstream
+  bool response_paused_ = false;    // upstream reading paused for backpressure
+  bool close_after_ = false;
+  bool sent_continue_ = false;
+
+  bool request_complete_ = false;
+  bool finished_ = false;
+  bool logged_ = false;
+  // A filter's local reply waiting to be sent when its hook returns.
+  bool filter_reply_pending_ = false;
+  uint32_t filter_reply_status_ = 0;
+  std::string filter_reply_type_;
+  std::string filter_reply_body_;
+};
+
+// The filter host API table (sluice_filter_host_api) backed by Stream.
+const sluice_filter_host_api* filterHostApi();
+
+}  // namespace sluice::proxy

@@ -1,0 +1,163 @@
+#include "core/server/server.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <ctime>
+#include <thread>
+
+#include "core/common/log.h"
+#include "core/server/admin.h"
+#include "core/server/listen.h"
+
+namespace sluice::server {
+namespace {
+
+constexpr int kBacklog = 4096;
+
+uint32_t workerCount(const config::Config& c) {
+  if (c.workers != 0) return c.workers;
+  unsigned n = std::thread::hardware_concurrency();
+  return n == 0 ? 1 : n;
+}
+
+}  // namespace
+
+Server::Server() : base_(event_base_new()) {}
+
+Server::~Server() {
+  for (auto& w : workers_) {
+    w->stop();
+    w->join();
+  }
+  // Runtimes hold plugin instances: destroy them (on this thread, workers stopped) before the
+  // plugin configs and libraries in built_.
+  runtimes_.clear();
+  workers_.clear();
+  admin_.reset();
+  for (::event* e : signal_events_) event_free(e);
+  if (drain_timer_ != nullptr) event_free(drain_timer_);
+  event_base_free(base_);
+}
+
+bool Server::openListeners(uint32_t workers, std::vector<std::vector<int>>* fds) {
+  fds->assign(workers, {});
+  for (const auto& l : built_.listeners) {
+    for (uint32_t w = 0; w < workers; ++w) {
+      std::string error;
+      int fd = listenOn(l->config.address, kBacklog, &error);
+      if (fd < 0) {
+        SLUICE_LOG(kError, l->config.mark.str(), ": listener '", l->config.name, "': ", error);
+        for (auto& list : *fds) {
+          for (int f : list) close(f);
+        }
+        return false;
+      }
+      (*fds)[w].push_back(fd);
+    }
+  }
+  return true;
+}
+
+int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
+  built_ = std::move(built);
+  loader_ = std::move(loader);
+  started_at_ = static_cast<uint64_t>(time(nullptr));
+  const config::Config& cfg = *built_.config;
+  const uint32_t n = workerCount(cfg);
+
+  std::vector<std::vector<int>> fds;
+  if (!openListeners(n, &fds)) return 1;
+  if (!cfg.admin_address.empty()) {
+    admin_ = std::make_unique<Admin>(*this);
+    std::string error;
+    if (!admin_->listen(cfg.admin_address, &error)) {
+      SLUICE_LOG(kError, "admin: ", error);
+      return 1;
+    }
+  }
+
+  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+    ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
+    event_add(e, nullptr);
+    signal_events_.push_back(e);
+  }
+  signal(SIGPIPE, SIG_IGN);
+
+  runtimes_.resize(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    workers_.push_back(std::make_unique<event::Worker>(i));
+  }
+  for (uint32_t i = 0; i < n; ++i) {
+    event::Worker* w = workers_[i].get();
+    std::vector<int> mine = fds[i];
+    w->start([this, w, i, mine] {
+      auto rt = std::make_unique<proxy::WorkerRuntime>(*w);
+      for (const BuiltCluster& c : built_.clusters) rt->setCluster(c.info, c.hosts);
+      for (size_t l = 0; l < built_.listeners.size(); ++l) rt->addListener(built_.listeners[l], mine[l]);
+      runtimes_[i] = std::move(rt);
+    });
+  }
+  for (const auto& l : built_.listeners) {
+    SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,
+               l->config.context_path.empty() ? "" : " context path ", l->config.context_path,
+               " (", l->filters.size(), " filters)");
+  }
+  SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", built_.clusters.size(), " clusters",
+             admin_ != nullptr ? ", admin on " : "", cfg.admin_address);
+  event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+  SLUICE_LOG(kInfo, "sluice stopped");
+  return 0;
+}
+
+void Server::onSignal(evutil_socket_t sig, short, void* arg) {
+  auto* self = static_cast<Server*>(arg);
+  if (sig == SIGHUP) {
+    SLUICE_LOG(kWarn, "SIGHUP: configuration reload is not implemented yet; still serving");
+    return;
+  }
+  self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+void Server::beginDrain(const char* why) {
+  if (draining_) {
+    SLUICE_LOG(kWarn, why, " again: stopping now");
+    event_base_loopbreak(base_);
+    return;
+  }
+  draining_ = true;
+  const uint32_t ms = built_.config->drain_timeout_ms;
+  SLUICE_LOG(kInfo, why, ": draining (up to ", ms, " ms): no new connections, in-flight ",
+             "requests finish");
+  if (admin_ != nullptr) admin_->setDraining();
+  drain_timer_ = evtimer_new(base_, &Server::onDrainTimeout, this);
+  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
+  evtimer_add(drain_timer_, &tv);
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    workers_[i]->post([this, i] {
+      runtimes_[i]->drain([this] {
+        event_base_once(base_, -1, EV_TIMEOUT,
+                        [](evutil_socket_t, short, void* arg) {
+                          static_cast<Server*>(arg)->workerDrained();
+                        },
+                        this, nullptr);
+      });
+    });
+  }
+}
+
+void Server::workerDrained() {
+  if (++drained_workers_ == workers_.size()) {
+    SLUICE_LOG(kInfo, "drained: every in-flight request finished");
+    event_base_loopbreak(base_);
+  }
+}
+
+void Server::onDrainTimeout(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Server*>(arg);
+  SLUICE_LOG(kWarn, "drain timeout: closing ", self->workers_.size() - self->drained_workers_,
+             " workers' remaining connections");
+  event_base_loopbreak(self->base_);
+}
+
+}  // namespace sluice::server

@@ -1,0 +1,104 @@
+// One HTTP/1.1 connection to an upstream host: connects, carries one request/response exchange
+// at a time for the stream attached to it, parses responses strictly (DESIGN.md §6: malformed
+// or ambiguous responses are errors, and such a connection is never reused), and sits idle in a
+// ConnPool between exchanges. Worker thread only.
+#pragma once
+
+#include <event2/bufferevent.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/event/worker.h"
+#include "core/http/parser.h"
+#include "core/upstream/host.h"
+
+namespace sluice::upstream {
+
+// Why an upstream exchange failed.
+enum class UpstreamError {
+  kConnectFailed,   // refused / unreachable
+  kConnectTimeout,  // connect_timeout_ms passed
+  kTimeout,         // response_timeout_ms passed without upstream bytes
+  kReset,           // the connection closed or failed mid-exchange
+  kBadResponse,     // the response broke the HTTP rules
+};
+
+// The stream using a connection.
+class UpstreamCallbacks {
+ public:
+  virtual ~UpstreamCallbacks() = default;
+  // The TCP connection is up (not called for a reused connection).
+  virtual void onUpstreamConnected() = 0;
+  // Response head (1xx heads included). Return 1 when the response has no body (HEAD), else 0.
+  virtual int onUpstreamHead(http::MessageHead& head) = 0;
+  virtual void onUpstreamBody(const char* data, size_t len) = 0;
+  // The response (or an interim 1xx response) ended.
+  virtual void onUpstreamComplete() = 0;
+  // The output buffer drained below the low watermark.
+  virtual void onUpstreamWritable() = 0;
+  // The exchange failed; the connection is dead and must be released with closeAndDelete.
+  virtual void onUpstreamError(UpstreamError error, const std::string& detail) = 0;
+};
+
+class ConnPool;
+
+class UpstreamConnection : public event::Deletable, private http::ParserCallbacks {
+ public:
+  // Starts a non-blocking connect. Never null; failures arrive as onUpstreamError after
+  // attach().
+  static std::unique_ptr<UpstreamConnection> connect(event::Worker& worker,
+                                                     std::shared_ptr<Host> host,
+                                                     uint32_t connect_timeout_ms);
+  ~UpstreamConnection() override;
+
+  // Gives the connection to a stream for one exchange. `head_request` tells the parser that
+  // the response has no body (RFC 9110 §9.3.2).
+  void attach(UpstreamCallbacks* callbacks, bool head_request);
+  // Ends the exchange (the stream is done with it).
+  void detach();
+  // Sets the read inactivity timeout (0 = none), e.g. response_timeout_ms once sent.
+  void setReadTimeout(uint32_t ms);
+  // Stops/starts reading (backpressure toward a slow downstream).
+  void pauseReading();
+  void resumeReading();
+
+  evbuffer* output() const { return bufferevent_get_output(bev_); }
+  bool connected() const { return connected_; }
+  bool reused() const { return exchanges_ > 1; }
+  // True while the connection may carry another exchange: connected, no error, the last
+  // response was complete and allowed keep-alive.
+  bool reusable() const { return connected_ && !failed_ && !parser_.inMessage() && keep_alive_; }
+  const std::shared_ptr<Host>& host() const { return host_; }
+  event::Worker& worker() const { return worker_; }
+
+  // Idle-in-pool state (ConnPool only).
+  void setIdle(ConnPool* pool, uint32_t idle_timeout_ms);
+
+ private:
+  UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host);
+  static void onRead(bufferevent* bev, void* arg);
+  static void onWrite(bufferevent* bev, void* arg);
+  static void onEvent(bufferevent* bev, short what, void* arg);
+  void fail(UpstreamError error, const std::string& detail);
+  void parseInput();
+
+  int onHead(http::MessageHead& head) override;
+  void onBody(const char* data, size_t len) override;
+  bool onMessageComplete() override;
+
+  event::Worker& worker_;
+  std::shared_ptr<Host> host_;
+  bufferevent* bev_ = nullptr;
+  http::Parser parser_;
+  UpstreamCallbacks* callbacks_ = nullptr;
+  ConnPool* idle_pool_ = nullptr;
+  bool connected_ = false;
+  bool failed_ = false;
+  bool keep_alive_ = true;
+  bool head_request_ = false;
+  uint64_t exchanges_ = 0;
+};
+
+}  // namespace sluice::upstream

@@ -1,0 +1,84 @@
+// Upstream hosts and host sets.
+//
+// A Host is one endpoint address of a cluster. Its run-time state (in-flight requests, health)
+// is shared by every worker through atomics and outlives host-set changes and reloads: the
+// cluster's host table hands out the same Host object for the same address.
+// A HostSet is an immutable snapshot of a cluster's endpoints (host, weight, zone, metadata),
+// built on the main thread and posted to the workers, which hand it to their balancer.
+#pragma once
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/api/balancer.h"
+
+namespace sluice::upstream {
+
+class Host {
+ public:
+  Host(std::string address, const sockaddr* addr, socklen_t len);
+
+  const std::string& address() const { return address_; }
+  const sockaddr* sockAddr() const { return reinterpret_cast<const sockaddr*>(&addr_); }
+  socklen_t sockAddrLen() const { return addr_len_; }
+
+  // Requests in flight to this host from every worker (incremented at pick, decremented when
+  // the attempt ends however it ends).
+  std::atomic<uint32_t>& activeRequests() { return active_requests_; }
+  uint32_t active() const { return active_requests_.load(std::memory_order_relaxed); }
+  std::atomic<uint64_t>& totalRequests() { return total_requests_; }
+  // 1 = may take traffic. Health checking and outlier detection (later) flip it.
+  bool healthy() const { return healthy_.load(std::memory_order_relaxed); }
+  void setHealthy(bool h) { healthy_.store(h, std::memory_order_relaxed); }
+
+ private:
+  std::string address_;
+  sockaddr_storage addr_{};
+  socklen_t addr_len_ = 0;
+  std::atomic<uint32_t> active_requests_{0};
+  std::atomic<uint64_t> total_requests_{0};
+  std::atomic<bool> healthy_{true};
+};
+
+struct HostEntry {
+  std::shared_ptr<Host> host;
+  uint32_t weight = 1;
+  std::string zone;
+  std::vector<std::pair<std::string, std::string>> metadata;
+};
+
+// Immutable once built; shared by all workers.
+class HostSet {
+ public:
+  HostSet(uint64_t version, std::vector<HostEntry> entries);
+  HostSet(const HostSet&) = delete;
+  HostSet& operator=(const HostSet&) = delete;
+
+  uint64_t version() const { return version_; }
+  size_t size() const { return entries_.size(); }
+  const HostEntry& at(size_t i) const { return entries_[i]; }
+  const std::vector<HostEntry>& entries() const { return entries_; }
+  // The C view handed to balancer plugins (healthy flags as of construction).
+  const sluice_host_set* cView() const { return &c_set_; }
+
+ private:
+  uint64_t version_;
+  std::vector<HostEntry> entries_;
+  std::vector<sluice_str> c_metadata_;
+  std::vector<sluice_host_entry> c_entries_;
+  sluice_host_set c_set_{};
+};
+
+// Resolves "host:port" / "[v6]:port" (numeric or by name, blocking getaddrinfo: main thread
+// only). Returns false and sets *error when it cannot.
+bool resolveAddress(const std::string& address, sockaddr_storage* out, socklen_t* len,
+                    std::string* error);
+
+}  // namespace sluice::upstream

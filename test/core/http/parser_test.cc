@@ -1,0 +1,255 @@
+// The strict request/response parser: every DESIGN.md §6 rule the codec owns.
+#include "core/http/parser.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace sluice::http {
+namespace {
+
+struct Recorder : ParserCallbacks {
+  std::vector<MessageHead> heads;
+  std::string body;
+  int completed = 0;
+  bool pause = false;
+  int head_result = 0;
+  int onHead(MessageHead& h) override {
+    heads.push_back(h);
+    return head_result;
+  }
+  void onBody(const char* d, size_t n) override { body.append(d, n); }
+  bool onMessageComplete() override {
+    ++completed;
+    return pause;
+  }
+};
+
+struct Outcome {
+  Parser::Result result;
+  uint32_t status;
+  std::string reason;
+};
+
+Outcome parseRequest(const std::string& wire, Recorder* rec = nullptr, ParserLimits limits = {}) {
+  Recorder local;
+  Recorder* r = rec != nullptr ? rec : &local;
+  Parser p(Parser::Type::kRequest, r, limits);
+  size_t consumed = 0;
+  Parser::Result res = p.execute(wire.data(), wire.size(), &consumed);
+  return {res, p.errorStatus(), p.errorReason()};
+}
+
+Outcome parseResponse(const std::string& wire, Recorder* rec) {
+  Parser p(Parser::Type::kResponse, rec, ParserLimits{});
+  size_t consumed = 0;
+  Parser::Result res = p.execute(wire.data(), wire.size(), &consumed);
+  if (res == Parser::Result::kOk) res = p.finish();
+  return {res, p.errorStatus(), p.errorReason()};
+}
+
+void expectRejected(const std::string& wire, uint32_t status) {
+  Outcome o = parseRequest(wire);
+  EXPECT_EQ(o.result, Parser::Result::kError) << wire;
+  EXPECT_EQ(o.status, status) << wire << " → " << o.reason;
+}
+
+TEST(ParserTest, SimpleGetKeepsHeadersInOrder) {
+  Recorder r;
+  Outcome o = parseRequest("GET /a?b=1 HTTP/1.1\r\nHost: x\r\nX-A: 1\r\nx-a: 2\r\n\r\n", &r);
+  ASSERT_EQ(o.result, Parser::Result::kOk);
+  ASSERT_EQ(r.heads.size(), 1u);
+  const MessageHead& h = r.heads[0];
+  EXPECT_EQ(h.method, "GET");
+  EXPECT_EQ(h.target, "/a?b=1");
+  EXPECT_EQ(h.framing, Framing::kNone);
+  EXPECT_EQ(h.headers.count("X-A"), 2u);
+  EXPECT_EQ(*h.headers.get("x-a", 1), "2");
+  EXPECT_EQ(r.completed, 1);
+}
+
+TEST(ParserTest, ContentLengthBodyAndChunkedBodyAreDecoded) {
+  Recorder r;
+  ASSERT_EQ(parseRequest("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", &r).result,
+            Parser::Result::kOk);
+  EXPECT_EQ(r.heads[0].framing, Framing::kContentLength);
+  EXPECT_EQ(r.heads[0].content_length, 5u);
+  EXPECT_EQ(r.body, "hello");
+  Recorder c;
+  ASSERT_EQ(parseRequest("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                         "3;ext=1\r\nabc\r\n2\r\nde\r\n0\r\n\r\n",
+                         &c)
+                .result,
+            Parser::Result::kOk);
+  EXPECT_EQ(c.heads[0].framing, Framing::kChunked);
+  EXPECT_FALSE(c.heads[0].headers.has("transfer-encoding"));  // framing says it
+  EXPECT_EQ(c.body, "abcde");
+}
+
+TEST(ParserTest, SmugglingShapesAreRefused) {
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked"
+                 "\r\n\r\n0\r\n\r\n",
+                 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+                 400);
+  expectRejected("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
+                 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3, 3\r\n\r\nabc", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: -3\r\n\r\nabc", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: +3\r\n\r\nabc", 400);
+  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999999999999999\r\n\r\n",
+                 400);
+}
+
+TEST(ParserTest, LineAndFieldSyntaxErrorsAreRefused) {
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400);      // obs-fold
+  expectRejected("GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400);                 // space before colon
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", 400);           // empty name
+  expectRejected("GET / HTTP/1.1\nHost: x\n\n", 400);                        // bare LF
+  expectRejected("GET / HTTP/1.1\r\nHost: x\rX: y\r\n\r\n", 400);            // bare CR
+  expectRejected(std::string("GET / HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n\r\n", 35), 400);  // NUL
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\x01 b\r\n\r\n", 400);    // CTL in value
+  expectRejected("GET / HTTP/1.1\r\n\r\n", 400);                             // no Host in 1.1
+  expectRejected("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400);       // two Hosts
+  expectRejected("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505);
+  expectRejected("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", 400);
+}
+
+// Feeding one byte at a time must not change any verdict (values split across reads).
+Outcome parseByteByByte(const std::string& wire, Recorder* r) {
+  Parser p(Parser::Type::kRequest, r, ParserLimits{});
+  for (size_t i = 0; i < wire.size(); ++i) {
+    size_t consumed = 0;
+    Parser::Result res = p.execute(wire.data() + i, 1, &consumed);
+    if (res != Parser::Result::kOk) return {res, p.errorStatus(), p.errorReason()};
+  }
+  return {Parser::Result::kOk, 0, ""};
+}
+
+TEST(ParserTest, ByteByByteParsingGivesTheSameVerdicts) {
+  Recorder ok;
+  ASSERT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nX-Long: a b  c\r\n\r\n", &ok).result,
+            Parser::Result::kOk);
+  ASSERT_EQ(ok.heads.size(), 1u);
+  EXPECT_EQ(*ok.heads[0].headers.get("x-long"), "a b  c");
+  Recorder fold;
+  EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", &fold).status, 400u);
+  Recorder empty_fold;
+  EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nX:\r\n b\r\n\r\n", &empty_fold).status,
+            400u);
+}
+
+TEST(ParserTest, BadChunksAreRefused) {
+  const std::string head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  expectRejected(head + "zz\r\n", 400);
+  expectRejected(head + "fffffffffffffffff1\r\n", 400);  // overflow
+  expectRejected(head + "3\r\nabcdef\r\n0\r\n\r\n", 400);  // data longer than declared
+  expectRejected(head + "3\nabc\n0\n\n", 400);             // bare LF in chunk framing
+  expectRejected(head + "3 \r\nabc\r\n0\r\n\r\n", 400);
+}
+
+TEST(ParserTest, LimitsGiveTheirStatus) {
+  ParserLimits l;
+  l.max_target_bytes = 16;
+  l.max_header_bytes = 64;
+  l.max_header_count = 3;
+  l.max_body_bytes = 4;
+  Outcome o = parseRequest("GET /" + std::string(40, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", nullptr, l);
+  EXPECT_EQ(o.status, 414u);
+  o = parseRequest("GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(100, 'v') + "\r\n\r\n", nullptr, l);
+  EXPECT_EQ(o.status, 431u);
+  o = parseRequest("GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", nullptr, l);
+  EXPECT_EQ(o.status, 431u);
+  o = parseRequest("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", nullptr, l);
+  EXPECT_EQ(o.status, 413u);
+  o = parseRequest("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+                   "0\r\n\r\n",
+                   nullptr, l);
+  EXPECT_EQ(o.status, 413u);
+}
+
+TEST(ParserTest, PipelinedRequestsPauseAfterEachMessage) {
+  Recorder r;
+  r.pause = true;
+  Parser p(Parser::Type::kRequest, &r, ParserLimits{});
+  std::string wire = "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n";
+  size_t consumed = 0;
+  ASSERT_EQ(p.execute(wire.data(), wire.size(), &consumed), Parser::Result::kPaused);
+  EXPECT_EQ(r.heads.size(), 1u);
+  EXPECT_EQ(wire.substr(consumed).rfind("GET /2", 0), 0u);
+  p.resume();
+  size_t rest = 0;
+  ASSERT_EQ(p.execute(wire.data() + consumed, wire.size() - consumed, &rest),
+            Parser::Result::kPaused);
+  ASSERT_EQ(r.heads.size(), 2u);
+  EXPECT_EQ(r.heads[1].target, "/2");
+}
+
+TEST(ParserTest, Http10KeepAliveOnlyWhenAsked) {
+  Recorder r;
+  parseRequest("GET / HTTP/1.0\r\n\r\n", &r);
+  EXPECT_FALSE(r.heads[0].keep_alive);
+  Recorder k;
+  parseRequest("GET / HTTP/1.0\r\nConnection: keep-alive\r\n\r\n", &k);
+  EXPECT_TRUE(k.heads[0].keep_alive);
+  Recorder c;
+  parseRequest("GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", &c);
+  EXPECT_FALSE(c.heads[0].keep_alive);
+}
+
+TEST(ParserTest, ResponsesAreAsStrictAsRequests) {
+  Recorder r;
+  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", &r).status, 502u);
+  Recorder a;
+  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n"
+                          "\r\n0\r\n\r\n",
+                          &a)
+                .status,
+            502u);
+  Recorder b;
+  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\nContent-Length: 0\n\n", &b).status, 502u);
+  Recorder f;
+  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nX: a\r\n b\r\nContent-Length: 0\r\n\r\n", &f).status,
+            502u);
+}
+
+TEST(ParserTest, ResponseFramingRules) {
+  Recorder r;
+  ASSERT_EQ(parseResponse("HTTP/1.1 200 OK\r\n\r\nuntil close", &r).result, Parser::Result::kOk);
+  EXPECT_EQ(r.heads[0].framing, Framing::kUntilClose);
+  EXPECT_EQ(r.body, "until close");
+  Recorder n;
+  ASSERT_EQ(parseResponse("HTTP/1.1 204 No Content\r\n\r\n", &n).result, Parser::Result::kOk);
+  EXPECT_EQ(n.heads[0].framing, Framing::kNone);
+  Recorder i;  // 1xx then final
+  ASSERT_EQ(parseResponse("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
+                          &i)
+                .result,
+            Parser::Result::kOk);
+  ASSERT_EQ(i.heads.size(), 2u);
+  EXPECT_EQ(i.heads[0].status, 100u);
+  EXPECT_EQ(i.heads[1].status, 200u);
+  EXPECT_EQ(i.body, "ok");
+  Recorder h;  // a response to HEAD: the callback says there is no body
+  h.head_result = 1;
+  Parser p(Parser::Type::kResponse, &h, ParserLimits{});
+  std::string wire = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  size_t consumed = 0;
+  EXPECT_EQ(p.execute(wire.data(), wire.size(), &consumed), Parser::Result::kOk);
+  EXPECT_EQ(h.completed, 2);
+}
+
+TEST(ParserTest, TruncatedContentLengthBodyIsAnErrorAtClose) {
+  Recorder r;
+  Outcome o = parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", &r);
+  EXPECT_EQ(o.result, Parser::Result::kError);
+}
+
+}  // namespace
+}  // namespace sluice::http
