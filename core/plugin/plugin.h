@@ -41,22 +41,34 @@ class Library {
   const sluice_balancer_plugin* balancer() const;
   const sluice_discovery_plugin* discovery() const;
 
+  // Only the Loader makes Libraries: it alone can construct a Token.
+  class Token {
+    friend class Loader;
+    Token() {}  // user-provided, so `Token{}` is no aggregate loophole
+  };
+  explicit Library(Token) {}
+
  private:
   friend class Loader;
-  Library() = default;
   void* handle_ = nullptr;
   std::string path_;
   std::string name_;
-  const sluice_plugin_descriptor* descriptor_ = nullptr;
+  const sluice_plugin_descriptor* descriptor_ = nullptr;  // &descriptor_copy_
   sluice_host_api host_api_{};
+  // The plugin's descriptor and hook table copied into full-size, zero-filled structs, so fields
+  // beyond the plugin's struct_size (built against an older minor) read as NULL/0.
+  sluice_plugin_descriptor descriptor_copy_{};
+  sluice_filter_plugin filter_hooks_{};
+  sluice_balancer_plugin balancer_hooks_{};
+  sluice_discovery_plugin discovery_hooks_{};
 };
 
 // Finds plugins by name in search paths and opens them, caching by resolved path.
 class Loader {
  public:
   // `search_paths` are directories; for a plugin named N each directory D is tried as
-  // D/libN.so, then D/N/libN.so. The built-in fallbacks (the directories next to the sluice
-  // executable: ../filters, ../balancers, ../discovery) are tried last.
+  // D/libN.so, then D/N/libN.so. The built-in fallback (the kind's directory next to the sluice
+  // executable's: ../filters, ../balancers or ../discovery) is tried last.
   Loader(std::vector<std::string> search_paths, HostTables tables);
 
   // Opens the plugin `ref` names (or ref.path when set) and checks it is a sluice plugin of
@@ -64,7 +76,8 @@ class Loader {
   // "<config file>:<line>:<col>: plugin '<name>' (<so path>): <reason>" where reason is one of:
   // not found (lists the paths tried), not a sluice plugin (no sluice_plugin_entry symbol, with
   // dlerror), ABI major mismatch (both versions), built against a newer ABI minor, descriptor or
-  // hook table too small, wrong kind (both kinds), name mismatch.
+  // hook table too small, wrong kind (both kinds), name mismatch, a required hook missing (named).
+  // Checked in that order; nothing beyond the checked sizes is read.
   std::shared_ptr<Library> load(const config::PluginRef& ref, sluice_plugin_kind kind,
                                 std::string* error);
 
@@ -104,8 +117,9 @@ using BalancerConfig = Instance<sluice_balancer_plugin>;
 using DiscoveryConfig = Instance<sluice_discovery_plugin>;
 
 // Load the plugin and run its config_create on ref.config. On failure returns nullptr and sets
-// *error to "<file>:<line>:<col>: plugin '<name>': <reason>" (the plugin's own message and mark
-// when it refused its config).
+// *error to the load() error, or, when the plugin refused its config, to
+// "<file>:<line>:<col>: plugin '<name>' (<so path>): <the plugin's message>" pointing at the
+// node the plugin named (else at its config block, else at the plugin entry).
 std::shared_ptr<FilterConfig> createFilter(Loader& loader, const config::PluginRef& ref,
                                            std::string* error);
 std::shared_ptr<BalancerConfig> createBalancer(Loader& loader, const config::PluginRef& ref,
