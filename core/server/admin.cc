@@ -122,7 +122,7 @@ std::string Admin::statsJson() const {
 std::string Admin::clustersJson() const {
   std::string out = "{\"clusters\": [";
   bool first = true;
-  for (const BuiltCluster& c : server_.built().clusters) {
+  for (const auto& [name, c] : server_.clusterManager().clusters()) {
     out += first ? "\n" : ",\n";
     first = false;
     out += "  {\"name\": \"" + proxy::jsonEscape(c.info->config.name) + "\", \"balancer\": \"" +

@@ -1,6 +1,7 @@
 #include "core/server/bootstrap.h"
 
 #include "core/proxy/stream.h"
+#include "core/server/discovery_sink.h"
 
 namespace sluice::server {
 namespace {
@@ -20,7 +21,7 @@ std::unique_ptr<plugin::Loader> makeLoader(const config::Config& config) {
   plugin::HostTables tables;
   tables.filter = proxy::filterHostApi();
   tables.balancer = upstream::balancerHostApi();
-  tables.discovery = nullptr;
+  tables.discovery = discoveryHostApi();
   return std::make_unique<plugin::Loader>(config.plugin_paths, tables);
 }
 
@@ -78,7 +79,12 @@ bool build(std::shared_ptr<const config::Config> config, plugin::Loader& loader,
       errors->push_back(error);
       continue;
     }
-    out->discovery.push_back(std::move(disc));
+    auto balancer = plugin::createBalancer(loader, d.cluster_defaults.balancer, &error);
+    if (balancer == nullptr) {
+      errors->push_back(error);
+      continue;
+    }
+    out->discovery.push_back(BuiltDiscovery{std::move(disc), {d.cluster_defaults, balancer}});
   }
   return errors->empty();
 }

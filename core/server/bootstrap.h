@@ -10,6 +10,7 @@
 #include "core/config/config.h"
 #include "core/plugin/plugin.h"
 #include "core/proxy/runtime.h"
+#include "core/server/cluster_manager.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/host.h"
 
@@ -20,11 +21,17 @@ struct BuiltCluster {
   std::shared_ptr<const upstream::HostSet> hosts;
 };
 
+// A discovery entry: its plugin config instance, and the template for the clusters it creates.
+struct BuiltDiscovery {
+  std::shared_ptr<plugin::DiscoveryConfig> plugin;
+  ClusterTemplate cluster_template;
+};
+
 struct Built {
   std::shared_ptr<const config::Config> config;
   std::vector<std::shared_ptr<const proxy::ListenerInfo>> listeners;
   std::vector<BuiltCluster> clusters;
-  std::vector<std::shared_ptr<plugin::DiscoveryConfig>> discovery;
+  std::vector<BuiltDiscovery> discovery;
 };
 
 // The plugin loader for `config` (its plugin_paths, then the built-in fallbacks), wired to the

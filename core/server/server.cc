@@ -26,6 +26,7 @@ uint32_t workerCount(const config::Config& c) {
 Server::Server() : base_(event_base_new()) {}
 
 Server::~Server() {
+  stopDiscovery();
   for (auto& w : workers_) {
     w->stop();
     w->join();
@@ -84,6 +85,10 @@ int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
   }
   signal(SIGPIPE, SIG_IGN);
 
+  clusters_ = std::make_unique<ClusterManager>(
+      [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
+  for (const BuiltCluster& c : built_.clusters) clusters_->addInitial(c.info, c.hosts);
+
   runtimes_.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
     workers_.push_back(std::make_unique<event::Worker>(i));
@@ -94,6 +99,7 @@ int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
     w->start([this, w, i, mine] {
       auto rt = std::make_unique<proxy::WorkerRuntime>(*w);
       for (const BuiltCluster& c : built_.clusters) rt->setCluster(c.info, c.hosts);
+      // Discovery may have posted updates already; they run after this init, in order.
       for (size_t l = 0; l < built_.listeners.size(); ++l) rt->addListener(built_.listeners[l], mine[l]);
       runtimes_[i] = std::move(rt);
     });
@@ -105,9 +111,51 @@ int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
   }
   SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", built_.clusters.size(), " clusters",
              admin_ != nullptr ? ", admin on " : "", cfg.admin_address);
+  startDiscovery();
   event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
+  stopDiscovery();
   SLUICE_LOG(kInfo, "sluice stopped");
   return 0;
+}
+
+void Server::postAll(std::function<void(proxy::WorkerRuntime&)> fn) {
+  auto shared = std::make_shared<std::function<void(proxy::WorkerRuntime&)>>(std::move(fn));
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    workers_[i]->post([this, i, shared] {
+      if (runtimes_[i] != nullptr) (*shared)(*runtimes_[i]);
+    });
+  }
+}
+
+void Server::startDiscovery() {
+  for (size_t i = 0; i < built_.discovery.size(); ++i) {
+    const BuiltDiscovery& d = built_.discovery[i];
+    auto sink = std::make_unique<DiscoverySinkImpl>(
+        base_, d.plugin->name(), [this, i](const Snapshot& snapshot) {
+          std::vector<std::string> errors;
+          clusters_->applySnapshot(i, built_.discovery[i].cluster_template, snapshot, &errors);
+          for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
+        });
+    const auto& hooks = d.plugin->hooks();
+    bool ok = hooks.start(d.plugin->config(), sink->handle()) == 0;
+    if (!ok) {
+      SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
+                 "their configured endpoints");
+    }
+    discovery_started_.push_back(ok);
+    sinks_.push_back(std::move(sink));
+  }
+}
+
+void Server::stopDiscovery() {
+  for (size_t i = 0; i < sinks_.size(); ++i) {
+    sinks_[i]->close();
+    if (discovery_started_[i]) {
+      const BuiltDiscovery& d = built_.discovery[i];
+      d.plugin->hooks().stop(d.plugin->config());
+      discovery_started_[i] = false;
+    }
+  }
 }
 
 void Server::onSignal(evutil_socket_t sig, short, void* arg) {

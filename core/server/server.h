@@ -11,6 +11,8 @@
 #include "core/event/worker.h"
 #include "core/proxy/runtime.h"
 #include "core/server/bootstrap.h"
+#include "core/server/cluster_manager.h"
+#include "core/server/discovery_sink.h"
 
 namespace sluice::server {
 
@@ -31,6 +33,7 @@ class Server {
   // For the admin endpoint.
   const std::vector<std::unique_ptr<event::Worker>>& workers() const { return workers_; }
   const Built& built() const { return built_; }
+  const ClusterManager& clusterManager() const { return *clusters_; }
   event_base* base() const { return base_; }
   uint64_t startedAtUnix() const { return started_at_; }
 
@@ -40,6 +43,9 @@ class Server {
   static void onDrainTimeout(evutil_socket_t, short, void* arg);
   void beginDrain(const char* why);
   void workerDrained();
+  void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
+  void startDiscovery();
+  void stopDiscovery();
 
   event_base* base_;
   Built built_;
@@ -49,6 +55,9 @@ class Server {
   std::vector<::event*> signal_events_;
   ::event* drain_timer_ = nullptr;
   std::unique_ptr<Admin> admin_;
+  std::unique_ptr<ClusterManager> clusters_;
+  std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;
+  std::vector<bool> discovery_started_;
   bool draining_ = false;
   size_t drained_workers_ = 0;
   uint64_t started_at_ = 0;

@@ -1,0 +1,61 @@
+// The sink a discovery plugin publishes to. publish() may run on any plugin thread: it checks
+// and copies the snapshot, keeps only the newest one, and wakes the main thread, which applies
+// it to the ClusterManager. A burst of publishes costs one application.
+#pragma once
+
+#include <event2/event.h>
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/api/discovery.h"
+#include "core/server/cluster_manager.h"
+
+// The C handle plugins hold; defined here, opaque to them.
+namespace sluice::server {
+class DiscoverySinkImpl;
+}  // namespace sluice::server
+
+struct sluice_discovery_sink {
+  sluice::server::DiscoverySinkImpl* impl;
+};
+
+namespace sluice::server {
+
+using Snapshot = std::map<std::string, std::vector<EndpointSpec>>;
+
+class DiscoverySinkImpl {
+ public:
+  // `apply` runs on the main thread (the thread running `base`).
+  DiscoverySinkImpl(event_base* base, std::string name, std::function<void(const Snapshot&)> apply);
+  ~DiscoverySinkImpl();
+  DiscoverySinkImpl(const DiscoverySinkImpl&) = delete;
+  DiscoverySinkImpl& operator=(const DiscoverySinkImpl&) = delete;
+
+  sluice_discovery_sink* handle() { return &handle_; }
+  // Any thread. 0, or -1 when the snapshot is malformed (logged; nothing changes).
+  int publish(const sluice_discovery_snapshot* snapshot);
+  // After this, publish() is refused (a stopped plugin's late call does nothing).
+  void close();
+
+ private:
+  static void onWake(evutil_socket_t, short, void* arg);
+
+  std::string name_;
+  std::function<void(const Snapshot&)> apply_;
+  sluice_discovery_sink handle_{this};
+  ::event* wake_;
+  std::mutex mutex_;
+  std::optional<Snapshot> latest_;
+  bool closed_ = false;
+};
+
+// The discovery host API table (publish) the core gives discovery plugins.
+const sluice_discovery_host_api* discoveryHostApi();
+
+}  // namespace sluice::server
