@@ -1,7 +1,9 @@
 // Helpers shared by the plugin host's files. Not part of the plugin host interface.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "core/api/common.h"
 #include "core/config/config.h"
@@ -13,5 +15,26 @@ std::string where(const config::Mark& mark);
 
 // "filter", "balancer", "discovery", or "unknown kind N".
 std::string kindName(sluice_plugin_kind kind);
+
+// Where plugin `ref` of `kind` may be, in search order (see Loader).
+std::vector<std::string> candidates(const config::PluginRef& ref, sluice_plugin_kind kind,
+                                    const std::vector<std::string>& search_paths);
+
+// The first of `paths` that is a regular file, made canonical; "" when none is.
+std::string findFile(const std::vector<std::string>& paths);
+
+// A plugin file's bytes, read once: what is hashed is what gets loaded.
+struct FileBytes {
+  std::string bytes;
+  uint64_t hash = 0;  // FNV-1a 64 of `bytes`
+};
+
+// Reads `path`; false and *error ("cannot be read: ...") when it cannot be.
+bool readFile(const std::string& path, FileBytes* out, std::string* error);
+
+// dlopen(RTLD_NOW | RTLD_LOCAL) of a private copy of `file` (named "<hash>-<name of path>" in a
+// fresh mkdtemp directory, both removed before returning); when no copy can be made or mapped
+// (no writable $TMPDIR, a noexec /tmp), of `path` itself. nullptr with dlerror() set on failure.
+void* openCopy(const std::string& path, const FileBytes& file);
 
 }  // namespace sluice::plugin::internal

@@ -1,11 +1,8 @@
 // Loader: finds a plugin's shared object, dlopens it and checks its descriptor before use.
 #include <dlfcn.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
-#include <climits>
 #include <cstddef>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -20,29 +17,6 @@ namespace {
 
 constexpr size_t kDescriptorMin =
     offsetof(sluice_plugin_descriptor, hooks) + sizeof(sluice_plugin_descriptor::hooks);
-
-bool isFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
-}
-
-std::string dirName(const std::string& path) {
-  size_t slash = path.rfind('/');
-  return slash == std::string::npos ? "." : path.substr(0, slash);
-}
-
-// The directory holding the running executable ("" when unknown).
-std::string exeDir() {
-  char buf[PATH_MAX];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n <= 0) return "";
-  return dirName(std::string(buf, static_cast<size_t>(n)));
-}
-
-std::string canonical(const std::string& path) {
-  char buf[PATH_MAX];
-  return ::realpath(path.c_str(), buf) != nullptr ? std::string(buf) : path;
-}
 
 std::string version(uint32_t major, uint32_t minor) {
   return std::to_string(major) + "." + std::to_string(minor);
@@ -171,31 +145,8 @@ Loader::Loader(std::vector<std::string> search_paths, HostTables tables)
 std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugin_kind kind,
                                       std::string* error) {
   const std::string at = internal::where(ref.mark) + ": plugin '" + ref.name + "'";
-  // Candidates, in order.
-  std::vector<std::string> tried;
-  if (!ref.path.empty()) {
-    tried.push_back(ref.path);
-  } else {
-    const std::string file = "lib" + ref.name + ".so";
-    for (const std::string& dir : search_paths_) {
-      tried.push_back(dir + "/" + file);
-      tried.push_back(dir + "/" + ref.name + "/" + file);
-    }
-    std::string exe = exeDir();
-    if (!exe.empty() && kind >= SLUICE_PLUGIN_KIND_FILTER && kind <= SLUICE_PLUGIN_KIND_DISCOVERY) {
-      const std::string dir = dirName(exe) + "/" + internal::kindName(kind) +
-                              (kind == SLUICE_PLUGIN_KIND_DISCOVERY ? "" : "s");
-      tried.push_back(dir + "/" + file);
-      tried.push_back(dir + "/" + ref.name + "/" + file);
-    }
-  }
-  std::string path;
-  for (const std::string& t : tried) {
-    if (isFile(t)) {
-      path = canonical(t);
-      break;
-    }
-  }
+  std::vector<std::string> tried = internal::candidates(ref, kind, search_paths_);
+  const std::string path = internal::findFile(tried);
   if (path.empty()) {
     std::string list;
     for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
@@ -204,7 +155,14 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
   }
   const std::string prefix = at + " (" + path + "): ";
 
-  // Already open: the checks that depend on the request (kind, name) run again.
+  internal::FileBytes file;
+  std::string reason;
+  if (!internal::readFile(path, &file, &reason)) {
+    *error = prefix + reason;
+    return nullptr;
+  }
+
+  // Already open (same file, same bytes): the checks that depend on the request run again.
   std::shared_ptr<Library> lib;
   for (auto it = cache_.begin(); it != cache_.end();) {
     std::shared_ptr<Library> cached = it->lock();
@@ -212,7 +170,7 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
       it = cache_.erase(it);
       continue;
     }
-    if (cached->path_ == path) lib = std::move(cached);
+    if (cached->path_ == path && cached->content_hash_ == file.hash) lib = std::move(cached);
     ++it;
   }
   if (lib != nullptr) {
@@ -224,7 +182,7 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
   }
 
   ::dlerror();
-  void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  void* handle = internal::openCopy(path, file);
   if (handle == nullptr) {
     const char* why = ::dlerror();
     *error = prefix + "cannot be loaded: " + (why != nullptr ? why : "dlopen failed");
@@ -233,6 +191,7 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
   lib = std::make_shared<Library>(Library::Token());
   lib->handle_ = handle;  // dlclose()d by ~Library from here on
   lib->path_ = path;
+  lib->content_hash_ = file.hash;
   ::dlerror();
   void* sym = ::dlsym(handle, SLUICE_PLUGIN_ENTRY_SYMBOL);
   if (sym == nullptr) {
@@ -242,8 +201,8 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
     return nullptr;
   }
   auto entry = reinterpret_cast<sluice_plugin_entry_fn>(sym);
-  std::string reason = check(entry(), kind, ref.name, &lib->descriptor_copy_, &lib->filter_hooks_,
-                             &lib->balancer_hooks_, &lib->discovery_hooks_);
+  reason = check(entry(), kind, ref.name, &lib->descriptor_copy_, &lib->filter_hooks_,
+                 &lib->balancer_hooks_, &lib->discovery_hooks_);
   if (!reason.empty()) {
     *error = prefix + reason;
     return nullptr;

@@ -2,6 +2,7 @@
 // a validated config instance (the plugin's config_create). Main thread only, except where noted.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -51,7 +52,8 @@ class Library {
  private:
   friend class Loader;
   void* handle_ = nullptr;
-  std::string path_;
+  std::string path_;           // the file found (canonical), not the private copy dlopen()ed
+  uint64_t content_hash_ = 0;  // of the bytes loaded; a changed file is a new Library
   std::string name_;
   const sluice_plugin_descriptor* descriptor_ = nullptr;  // &descriptor_copy_
   sluice_host_api host_api_{};
@@ -63,13 +65,23 @@ class Library {
   sluice_discovery_plugin discovery_hooks_{};
 };
 
-// Finds plugins by name in search paths and opens them, caching by resolved path.
+// Finds plugins by name in search paths and opens them, caching by resolved path and content.
+//
+// Hot swap: the loader never dlopen()s the file it found. It reads it and, unless a Library with
+// the same path and content hash is open, writes an identical copy named by the hash into a fresh
+// private directory (mkdtemp under $TMPDIR or /tmp), dlopen()s the copy and removes the copy and
+// the directory at once (nothing is left behind). So a plugin rebuilt or replaced at the same path
+// loads beside the old one (glibc would otherwise hand back the old, already-loaded object by
+// name), while an unchanged file maps to the Library already open. When the private copy cannot be
+// made or mapped (e.g. a noexec /tmp) the file is opened in place instead.
 class Loader {
  public:
   // `search_paths` are directories; for a plugin named N each directory D is tried as
   // D/libN.so, then D/N/libN.so. The built-in fallback (the kind's directory next to the sluice
   // executable's: ../filters, ../balancers or ../discovery) is tried last.
   Loader(std::vector<std::string> search_paths, HostTables tables);
+  Loader(const Loader&) = delete;
+  Loader& operator=(const Loader&) = delete;
 
   // Opens the plugin `ref` names (or ref.path when set) and checks it is a sluice plugin of
   // `kind` with a compatible ABI. On failure returns nullptr and sets *error to one line:
