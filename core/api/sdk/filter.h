@@ -71,7 +71,7 @@ class Stream {
   // The `index`-th field called `name`, or nullopt.
   std::optional<std::string_view> header(HeaderMap map, std::string_view name,
                                          size_t index = 0) const {
-    sluice_str v = api_->header_get(stream_, raw(map), str(name), index);
+    sluice_str v = api_->header_get(stream_, toC(map), str(name), index);
     if (v.data == nullptr) return std::nullopt;
     return std::string_view(v.data, v.len);
   }
@@ -81,27 +81,27 @@ class Stream {
   std::optional<std::string_view> responseHeader(std::string_view name) const {
     return header(HeaderMap::kResponse, name);
   }
-  size_t headerCount(HeaderMap map) const { return api_->header_count(stream_, raw(map)); }
+  size_t headerCount(HeaderMap map) const { return api_->header_count(stream_, toC(map)); }
   // Calls fn(name, value) for every field in wire order. Do not change the map from fn.
   template <typename Fn>
   void forEachHeader(HeaderMap map, Fn&& fn) const {
     sluice_str n{}, v{};
-    for (size_t i = 0; api_->header_at(stream_, raw(map), i, &n, &v) == 0; ++i) {
+    for (size_t i = 0; api_->header_at(stream_, toC(map), i, &n, &v) == 0; ++i) {
       fn(view(n), view(v));
     }
   }
 
   // Replace every `name` field by one with `value`; false (map unchanged) on invalid syntax.
   bool setHeader(HeaderMap map, std::string_view name, std::string_view value) {
-    return api_->header_set(stream_, raw(map), str(name), str(value)) == 0;
+    return api_->header_set(stream_, toC(map), str(name), str(value)) == 0;
   }
   // Append one field; false (map unchanged) on invalid syntax.
   bool addHeader(HeaderMap map, std::string_view name, std::string_view value) {
-    return api_->header_add(stream_, raw(map), str(name), str(value)) == 0;
+    return api_->header_add(stream_, toC(map), str(name), str(value)) == 0;
   }
   // Remove every `name` field; returns how many were removed.
   size_t removeHeader(HeaderMap map, std::string_view name) {
-    return api_->header_remove(stream_, raw(map), str(name));
+    return api_->header_remove(stream_, toC(map), str(name));
   }
 
   // Answer locally (status 200..599, body copied). From a request hook, then return kStop; or
@@ -119,7 +119,7 @@ class Stream {
   const sluice_filter_host_api* api() const { return api_; }
 
  private:
-  static sluice_header_map raw(HeaderMap m) { return static_cast<sluice_header_map>(m); }
+  static sluice_header_map toC(HeaderMap m) { return static_cast<sluice_header_map>(m); }
   static sluice_str str(std::string_view s) { return {s.data(), s.size()}; }
   static std::string_view view(sluice_str s) {
     return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.len);

@@ -57,8 +57,9 @@ TEST(ConfigNodeTest, TypedGettersRefuseWithThePosition) {
   EXPECT_THROW(root.getBool("b", false), sdk::ConfigError);
   EXPECT_TRUE(root.getBool("ok", false));
   EXPECT_DOUBLE_EQ(root.getDouble("d", 0), 1.5);
-  EXPECT_THROW(root.getString("missing", "").size() + root["d"].asStringMap().size(),
-               sdk::ConfigError);
+  EXPECT_EQ(root.getString("missing", "fallback"), "fallback");
+  EXPECT_THROW(root["d"].asStringMap(), sdk::ConfigError);
+  EXPECT_THROW(root["ok"].asInt(0, 1), sdk::ConfigError);
 }
 
 }  // namespace
