@@ -25,6 +25,16 @@ void RoundRobin::onHostSet(const sdk::HostSet& hosts) {
     }
   }
   peers_ = std::move(next);
+  if (stagger_ > 0 && !peers_.empty()) {
+    int64_t total = 0;
+    for (const Peer& p : peers_) total += p.weight;
+    uint32_t skip = static_cast<uint32_t>(stagger_ % total);
+    stagger_ = 0;
+    sluice_pick_context empty{};
+    empty.struct_size = sizeof(empty);
+    sdk::PickContext none(&empty);
+    for (uint32_t i = 0; i < skip; ++i) pick(none);
+  }
 }
 
 int64_t RoundRobin::pick(const sdk::PickContext& ctx) {

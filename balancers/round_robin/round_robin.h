@@ -31,6 +31,10 @@ class RoundRobinConfig {
 class RoundRobin : public sdk::Balancer {
  public:
   explicit RoundRobin(const RoundRobinConfig& config) {}
+  // Each worker starts its schedule `worker_index` picks further along, so that N workers'
+  // first requests do not all land on the same host (each worker's own cycle stays exact).
+  RoundRobin(const RoundRobinConfig& config, const sdk::BalancerContext& context)
+      : stagger_(context.workerIndex()) {}
 
   void onHostSet(const sdk::HostSet& hosts) override;
   int64_t pick(const sdk::PickContext& ctx) override;
@@ -43,6 +47,7 @@ class RoundRobin : public sdk::Balancer {
     bool healthy = false;
   };
   std::vector<Peer> peers_;  // same order as the current host set
+  uint32_t stagger_ = 0;     // picks to skip once the first non-empty set arrives
 };
 
 }  // namespace sluice::balancers

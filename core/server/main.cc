@@ -12,6 +12,7 @@
 
 #include "core/common/log.h"
 #include "core/config/config.h"
+#include "core/plugin/host_api.h"
 #include "core/server/bootstrap.h"
 #include "core/server/server.h"
 #include "core/server/version.h"
@@ -62,6 +63,8 @@ int mainImpl(int argc, char** argv) {
         return 2;
       }
       log::setLevel(l);
+      plugin::setPluginLogLevel(static_cast<sluice_log_level>(
+          l == log::Level::kOff ? SLUICE_LOG_ERROR + 1 : static_cast<uint32_t>(l)));
     } else if (a == "--version" || a == "-v") {
       printf("sluice %s (plugin ABI %u.%u)\n", server::kVersion, SLUICE_ABI_MAJOR,
              SLUICE_ABI_MINOR);

@@ -141,6 +141,30 @@ TEST_F(RoundRobinTest, SharesMatchWeightsAfterFiftyRandomChanges) {
   EXPECT_NEAR(counts["c"], 300, 2);
 }
 
+TEST(RoundRobinStaggerTest, WorkersStartAtDifferentHostsAndStayExact) {
+  RoundRobinConfig config(testing::YamlConfig("").node());
+  std::vector<std::string> firsts;
+  for (uint32_t worker = 0; worker < 3; ++worker) {
+    sdk::BalancerContext context(sdk::Host(nullptr), "c", worker);
+    RoundRobin rr(config, context);
+    FakeHostSet set({{"a", 1}, {"b", 1}, {"c", 1}});
+    rr.onHostSet(set.view());
+    std::map<std::string, int> counts;
+    for (int i = 0; i < 300; ++i) {
+      int64_t idx = rr.pick(FakePick(std::vector<uint32_t>{}).view());
+      std::string addr(set.view()[idx].address());
+      if (i == 0) firsts.push_back(addr);
+      ++counts[addr];
+    }
+    EXPECT_EQ(counts["a"], 100);
+    EXPECT_EQ(counts["b"], 100);
+    EXPECT_EQ(counts["c"], 100);
+  }
+  // Three workers of a three-host cluster begin on three different hosts.
+  std::sort(firsts.begin(), firsts.end());
+  EXPECT_EQ(firsts, (std::vector<std::string>{"a", "b", "c"}));
+}
+
 TEST(RoundRobinConfigTest, RefusesAnyKeyWithItsPosition) {
   testing::YamlConfig yaml("{}\n");
   EXPECT_NO_THROW(RoundRobinConfig{yaml.node()});
