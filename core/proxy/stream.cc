@@ -213,12 +213,16 @@ void Stream::forwardUpstream() {
     sent_continue_ = true;
   }
   // Any body that arrived while filters ran sits in pending_ already; the head goes first.
-  evbuffer* body = evbuffer_new();
-  evbuffer_add_buffer(body, pending_);
-  http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
-                         request_.framing, request_.content_length);
-  evbuffer_add_buffer(pending_, body);
-  evbuffer_free(body);
+  if (evbuffer_get_length(pending_) == 0) {
+    http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
+                           request_.framing, request_.content_length);
+  } else {
+    evbuffer* head = evbuffer_new();
+    http::writeRequestHead(head, request_.method, upstream_path_, request_.headers,
+                           request_.framing, request_.content_length);
+    evbuffer_prepend_buffer(pending_, head);
+    evbuffer_free(head);
+  }
   startAttempt();
 }
 
@@ -411,7 +415,14 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
     return 0;
   }
   endAttempt(head.status >= 500 ? SLUICE_OUTCOME_HTTP_5XX : SLUICE_OUTCOME_SUCCESS);
-  response_ = head;  // copy: the parser keeps its own for framing
+  // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
+  response_.status = head.status;
+  response_.reason.swap(head.reason);
+  response_.headers.mutableFields().swap(head.headers.mutableFields());
+  response_.version_minor = head.version_minor;
+  response_.framing = head.framing;
+  response_.content_length = head.content_length;
+  response_.keep_alive = head.keep_alive;
   http::stripHopByHop(response_.headers);
   if (!runResponseHeaderFilters()) return head_request_ ? 1 : 0;
   writeResponseHead();
