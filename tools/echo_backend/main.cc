@@ -48,7 +48,7 @@ A malformed request or a bad number in a special path gets 400 and the connectio
 options:
   --name NAME         name reported in bodies and the X-Backend header (default "echo")
   --listen HOST:PORT  address to listen on (required), e.g. 127.0.0.1:9001
-  --workers N         worker threads, each with its own SO_REUSEPORT socket (default 1)
+  --workers N         worker threads sharing the listening socket (default 1)
   --help              this text
 )";
 
@@ -141,12 +141,11 @@ bool parseAddress(const std::string& text, sockaddr_storage* addr, socklen_t* le
   return inet_pton(AF_INET, host.c_str(), &in->sin_addr) == 1;
 }
 
-// A bound, listening, non-blocking SO_REUSEPORT socket on `addr`; exits on failure.
+// A bound, listening, non-blocking socket on `addr`; exits on failure.
 int listenOn(const sockaddr_storage& addr, socklen_t len) {
   int fd = socket(addr.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
   setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-  setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
   if (fd < 0 || bind(fd, reinterpret_cast<const sockaddr*>(&addr), len) != 0 ||
       listen(fd, 1024) != 0) {
     std::fprintf(stderr, "echo_backend: cannot listen on %s: %s\n",
@@ -179,13 +178,10 @@ int main(int argc, char** argv) {
   if (!parseAddress(options.listen, &addr, &addr_len)) {
     usageError("bad --listen address " + options.listen);
   }
-  std::vector<int> fds;
-  for (int i = 0; i < options.workers; ++i) {
-    fds.push_back(listenOn(addr, addr_len));
-    // Port 0: the first socket picked a port; the others join it.
-    socklen_t len = addr_len;
-    getsockname(fds.back(), reinterpret_cast<sockaddr*>(&addr), &len);
-  }
+  // One listening socket shared by every worker's loop. Deliberately no SO_REUSEPORT: a second
+  // backend on the same port must fail loudly, not silently share the port's traffic.
+  int listen_fd = listenOn(addr, addr_len);
+  getsockname(listen_fd, reinterpret_cast<sockaddr*>(&addr), &addr_len);
 
   // Signals are taken by sigwait() below; block them before any thread starts.
   sigset_t signals;
@@ -196,12 +192,11 @@ int main(int argc, char** argv) {
 
   std::vector<std::unique_ptr<Worker>> workers;
   std::vector<std::thread> threads;
-  for (int fd : fds) {
+  for (int i = 0; i < options.workers; ++i) {
     auto worker = std::make_unique<Worker>();
     worker->name = options.name;
     worker->base = event_base_new();
-    worker->listener =
-        evconnlistener_new(worker->base, acceptCb, worker.get(), LEV_OPT_CLOSE_ON_FREE, -1, fd);
+    worker->listener = evconnlistener_new(worker->base, acceptCb, worker.get(), 0, -1, listen_fd);
     if (worker->base == nullptr || worker->listener == nullptr) {
       std::fprintf(stderr, "echo_backend: libevent setup failed\n");
       return 1;
