@@ -111,7 +111,8 @@ typedef struct sluice_filter_plugin {
   /* Worker thread, after on_log. Optional. */
   void (*stream_destroy)(void* self);
 
-  /* Request headers complete (path already routed, headers as they will go upstream).
+  /* Request headers complete, before routing (hop-by-hop fields already removed, X-Forwarded-*
+   * added: the headers as they will go upstream; the router runs after the last filter).
    * `end_stream` is 1 when the request has no body. Optional (NULL = CONTINUE). */
   sluice_filter_status (*on_request_headers)(void* self, sluice_stream* stream, int end_stream);
   /* A piece of request body (read-only, borrowed for the call). `end_stream` 1 on the last one.

@@ -101,21 +101,6 @@ void Stream::onRequestHead(http::MessageHead& head) {
     request_.headers.remove("expect");
   }
 
-  const ListenerInfo& li = chain_->info();
-  RouteResult route_result;
-  std::string why;
-  if (!route(*li.root, li.config, request_.target, &route_result, &why)) {
-    gatewayError(404, why);
-    return;
-  }
-  cluster_ = runtime_.cluster(route_result.cluster);
-  if (cluster_ == nullptr) {
-    gatewayError(404, "no cluster '" + route_result.cluster + "' for this path");
-    return;
-  }
-  upstream_path_ = std::move(route_result.upstream_path);
-  retries_left_ = cluster_->info().config.retries;
-
   // Headers as they will go upstream: hop-by-hop gone, proxy headers added (RFC 9110 §7.6).
   http::HeaderMap& h = request_.headers;
   http::stripHopByHop(h);
@@ -126,7 +111,6 @@ void Stream::onRequestHead(http::MessageHead& head) {
   xff.append(conn_.clientIp());
   h.set("X-Forwarded-For", xff);
   h.set("X-Forwarded-Proto", "http");
-  if (!h.has("host")) h.add("Host", std::string(route_result.cluster));
 
   // Filters: one `self` per filter, made now so every hook (and on_log) has it.
   size_t n = chain_->size();
@@ -179,6 +163,28 @@ void Stream::runRequestFilters(size_t from) {
     }
   }
   paused_at_ = SIZE_MAX;
+  routeAndForward();
+}
+
+void Stream::routeAndForward() {
+  // Routing comes after the request filters (as Envoy's router is the last filter): an
+  // unauthenticated or rate-limited client learns nothing about which clusters exist, and
+  // routing errors pass the response filters like any reply (request ids, added headers).
+  const ListenerInfo& li = chain_->info();
+  RouteResult route_result;
+  std::string why;
+  if (!route(*li.root, li.config, request_.target, &route_result, &why)) {
+    gatewayError(404, why);
+    return;
+  }
+  cluster_ = runtime_.cluster(route_result.cluster);
+  if (cluster_ == nullptr) {
+    gatewayError(404, "no cluster '" + route_result.cluster + "' for this path");
+    return;
+  }
+  upstream_path_ = std::move(route_result.upstream_path);
+  retries_left_ = cluster_->info().config.retries;
+  if (!request_.headers.has("host")) request_.headers.add("Host", route_result.cluster);
   forwardUpstream();
 }
 

@@ -1,6 +1,6 @@
 // One request/response exchange on a downstream connection: routing, the filter chain, the
 // upstream attempt(s) and the response back. Phases, in order (each has a default):
-//   request head → route → request filters → pick host → connect/reuse → send head+body
+//   request head → request filters → route → pick host → connect/reuse → send head+body
 //   → response head → response filters → response body → log.
 // Worker thread only. Owned by its DownstreamConnection; deleted through deferDelete.
 #pragma once
@@ -52,6 +52,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
  private:
   // Request phases.
   void runRequestFilters(size_t from);
+  void routeAndForward();
   void forwardUpstream();
   void startAttempt();
   void flushPending();
