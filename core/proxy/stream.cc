@@ -349,23 +349,27 @@ void Stream::endAttempt(sluice_outcome outcome) {
   }
 }
 
-bool Stream::retryable(upstream::UpstreamError error) const {
-  if (retries_left_ == 0 || response_started_) return false;
-  bool connect_error = error == upstream::UpstreamError::kConnectFailed ||
-                       error == upstream::UpstreamError::kConnectTimeout;
-  if (connect_error && !sent_upstream_) return true;  // nothing left this host
-  // A reused keep-alive connection the upstream closed as we sent: safe to resend a request
-  // without a body (it cannot have been processed twice... unless it was; only for
-  // bodiless requests, which are idempotent by the proxies' common convention).
-  bool reset = error == upstream::UpstreamError::kReset;
-  return reset && upstream_ != nullptr && upstream_->reused() && last_upstream_status_ == 0 &&
+bool Stream::staleConnection(upstream::UpstreamError error) const {
+  // A pooled keep-alive connection the upstream closed just as we sent on it: the request
+  // most likely never reached the application. Resending is safe for idempotent requests
+  // without a body (RFC 9110 §9.2.2), and costs no retry budget (once per request).
+  return !stale_retried_ && !response_started_ && error == upstream::UpstreamError::kReset &&
+         upstream_ != nullptr && upstream_->reused() && last_upstream_status_ == 0 &&
          request_complete_ && request_.framing == http::Framing::kNone &&
          (request_.method == "GET" || request_.method == "HEAD" || request_.method == "OPTIONS");
 }
 
+bool Stream::retryable(upstream::UpstreamError error) const {
+  if (retries_left_ == 0 || response_started_) return false;
+  bool connect_error = error == upstream::UpstreamError::kConnectFailed ||
+                       error == upstream::UpstreamError::kConnectTimeout;
+  return connect_error && !sent_upstream_;  // nothing left for this host
+}
+
 void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& detail) {
   auto& stats = runtime_.worker().stats();
-  bool retry = retryable(error);
+  bool stale = staleConnection(error);
+  bool retry = stale || retryable(error);
   SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
              cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
   endAttempt(outcomeFor(error));
@@ -380,7 +384,12 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
   bool resend_head = sent_upstream_;
   runtime_.worker().deferDelete(std::move(upstream_));
   if (retry) {
-    --retries_left_;
+    if (stale) {
+      stale_retried_ = true;
+      tried_.pop_back();  // the host is fine; only the connection was stale
+    } else {
+      --retries_left_;
+    }
     event::WorkerStats::inc(stats.upstream_rq_retry);
     if (resend_head) {
       evbuffer_drain(pending_, evbuffer_get_length(pending_));

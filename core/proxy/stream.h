@@ -59,6 +59,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   evbuffer* requestSink();
   void endAttempt(sluice_outcome outcome);
   bool retryable(upstream::UpstreamError error) const;
+  bool staleConnection(upstream::UpstreamError error) const;
   // Response phases.
   void writeResponseHead();
   bool runResponseHeaderFilters();
@@ -102,6 +103,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   uint64_t attempt_start_us_ = 0;
   std::vector<uint32_t> tried_;
   uint32_t retries_left_ = 0;
+  bool stale_retried_ = false;
   evbuffer* pending_ = nullptr;  // request bytes waiting for a connected upstream
   bool sent_upstream_ = false;   // some request bytes went to an upstream connection
   bool request_paused_ = false;  // downstream reading paused for backpressure

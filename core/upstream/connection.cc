@@ -3,6 +3,7 @@
 #include <event2/buffer.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <cerrno>
 #include <cstring>
@@ -104,6 +105,14 @@ void UpstreamConnection::resumeReading() {
   if (bev_ == nullptr || failed_) return;
   bufferevent_enable(bev_, EV_READ);
   parseInput();
+}
+
+bool UpstreamConnection::stillOpen() const {
+  if (bev_ == nullptr || failed_) return false;
+  if (evbuffer_get_length(bufferevent_get_input(bev_)) > 0) return false;
+  char byte;
+  ssize_t n = recv(bufferevent_getfd(bev_), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
 }
 
 void UpstreamConnection::setIdle(ConnPool* pool, uint32_t idle_timeout_ms) {

@@ -73,6 +73,9 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   const std::shared_ptr<Host>& host() const { return host_; }
   event::Worker& worker() const { return worker_; }
 
+  // False when the peer has closed (or sent unexpected bytes on) an idle connection; one
+  // non-blocking peek at the socket.
+  bool stillOpen() const;
   // Idle-in-pool state (ConnPool only).
   void setIdle(ConnPool* pool, uint32_t idle_timeout_ms);
 

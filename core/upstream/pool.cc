@@ -6,12 +6,23 @@ ConnPool::~ConnPool() { clear(); }
 
 std::unique_ptr<UpstreamConnection> ConnPool::acquire(const Host* host) {
   auto it = idle_.find(host);
-  if (it == idle_.end() || it->second.empty()) return nullptr;
-  std::unique_ptr<UpstreamConnection> conn = std::move(it->second.back());
-  it->second.pop_back();
-  if (it->second.empty()) idle_.erase(it);
-  event::WorkerStats::inc(worker_.stats().upstream_cx_reused);
-  return conn;
+  while (it != idle_.end() && !it->second.empty()) {
+    std::unique_ptr<UpstreamConnection> conn = std::move(it->second.back());
+    it->second.pop_back();
+    if (it->second.empty()) {
+      idle_.erase(it);
+      it = idle_.end();
+    }
+    // An upstream that closed a kept-alive connection (its own idle timeout) may have done so
+    // after our last look at the socket: check before sending on it.
+    if (!conn->stillOpen()) {
+      worker_.deferDelete(std::move(conn));
+      continue;
+    }
+    event::WorkerStats::inc(worker_.stats().upstream_cx_reused);
+    return conn;
+  }
+  return nullptr;
 }
 
 void ConnPool::release(std::unique_ptr<UpstreamConnection> conn, uint32_t max_idle,
