@@ -26,14 +26,15 @@ struct Mark {
 // `round_robin`. `config` is the plugin's own YAML subtree (Null when absent); only the plugin
 // validates it.
 struct PluginRef {
-  std::string name;
-  std::string path;  // optional explicit .so path (`path:` key); empty = search plugin_paths
+  std::string name;  // [A-Za-z0-9._-]+
+  std::string path;  // optional explicit .so path (`path:` key), absolute after load (relative
+                     // ones are resolved like plugin_paths); empty = search plugin_paths
   YAML::Node config;
   Mark mark;
 };
 
 struct Endpoint {
-  std::string address;  // "host:port" as written; resolved when the cluster is built
+  std::string address;  // "host:port" as written (address.h); resolved when the cluster is built
   uint32_t weight = 1;  // 1..10000
   Mark mark;
 };
@@ -46,8 +47,8 @@ struct HashKey {
 };
 
 struct Cluster {
-  std::string name;
-  PluginRef balancer;  // default {name: round_robin}
+  std::string name;    // [A-Za-z0-9._-]+, unique; empty in Discovery::cluster_defaults
+  PluginRef balancer;  // default {name: round_robin} (its mark is then the cluster's)
   std::vector<Endpoint> endpoints;
   HashKey hash_key;
   uint32_t connect_timeout_ms = 1000;
@@ -59,40 +60,40 @@ struct Cluster {
 };
 
 struct Route {
-  std::string prefix;          // must start with '/'
-  std::string cluster;         // target cluster name
+  std::string prefix;                         // must start with '/'
+  std::string cluster;                        // target cluster name
   std::optional<std::string> prefix_rewrite;  // replaces `prefix` in the upstream path
   Mark mark;
 };
 
 // Limits on what a downstream client may send (DESIGN.md §6).
 struct Limits {
-  uint32_t max_request_line_bytes = 8192;    // longer request line → 414
-  uint32_t max_header_bytes = 65536;         // whole header section → 431
-  uint32_t max_header_count = 100;           // more fields → 431
-  uint64_t max_request_body_bytes = 0;       // 0 = unlimited; larger body → 413
+  uint32_t max_request_line_bytes = 8192;      // longer request line → 414
+  uint32_t max_header_bytes = 65536;           // whole header section → 431
+  uint32_t max_header_count = 100;             // more fields → 431
+  uint64_t max_request_body_bytes = 0;         // 0 = unlimited; larger body → 413
   uint32_t request_header_timeout_ms = 10000;  // first byte → headers complete, else 408
-  uint32_t idle_timeout_ms = 60000;          // keep-alive idle downstream connection
+  uint32_t idle_timeout_ms = 60000;            // keep-alive idle downstream connection
 };
 
 struct Listener {
   std::string name;
-  std::string address;       // "ip:port"
-  std::string context_path;  // "" or "/gateway" (normalised: leading '/', no trailing '/')
+  std::string address;             // "host:port" / "[ipv6]:port", unique among listeners
+  std::string context_path;        // "" or "/gateway" (normalised: leading '/', no trailing '/')
   std::vector<PluginRef> filters;  // filter chain, in request order
   Mark mark;
 };
 
 struct Discovery {
-  PluginRef plugin;  // {name: zookeeper, config: {...}}
+  PluginRef plugin;          // {name: zookeeper, config: {...}}
   Cluster cluster_defaults;  // template for clusters this discovery creates
   Mark mark;
 };
 
 struct Config {
-  std::string file;            // path it was read from ("<embedded>" for the built-in demo)
-  uint32_t workers = 0;        // 0 = auto (number of cores)
-  std::string admin_address;   // "" = no admin listener
+  std::string file;           // path it was read from ("<embedded>" for the built-in demo)
+  uint32_t workers = 0;       // 0 = auto (number of cores)
+  std::string admin_address;  // "" = no admin listener
   std::vector<std::string> plugin_paths;  // absolute after load (relative ones are resolved
                                           // against the config file's directory)
   Limits limits;

@@ -1,0 +1,174 @@
+// The document's top level, limits, listeners and routes. Clusters, discovery and plugin
+// references are in parse_cluster.cc.
+#include "core/config/parse.h"
+
+namespace sluice::config::internal {
+namespace {
+
+void parseWorkers(const Field& field, Context& ctx, uint32_t* out) {
+  if (field.value.IsScalar() && field.value.Scalar() == "auto") {
+    *out = 0;
+    return;
+  }
+  uint64_t value = 0;
+  if (!parseDecimal(field.value, &value) || value < 1 || value > 256) {
+    ctx.error(field.mark, cat(field.label, ": expected 'auto' or an integer 1..256, got ",
+                              describe(field.value)));
+    return;
+  }
+  *out = static_cast<uint32_t>(value);
+}
+
+void parseAdmin(const Field& field, Context& ctx, Config* config) {
+  forEachField(field, "admin", {"address"}, ctx,
+               [&](const Field& f) { readAddress(f, ctx, &config->admin_address); });
+  if (!field.value.IsNull()) requireFields(field, {"address"}, ctx);
+}
+
+void parsePluginPaths(const Field& field, Context& ctx, Config* config) {
+  forEachItem(field, ctx, [&](const Field& item) {
+    std::string path;
+    if (!readString(item, ctx, &path)) return;
+    if (path.empty()) {
+      ctx.error(item.mark, cat(item.label, ": empty path"));
+      return;
+    }
+    config->plugin_paths.push_back(resolvePath(ctx, path));
+  });
+}
+
+void parseLimits(const Field& field, Context& ctx, Limits* limits) {
+  constexpr uint32_t kMax = UINT32_MAX;
+  forEachField(field, "limits",
+               {"max_request_line_bytes", "max_header_bytes", "max_header_count",
+                "max_request_body_bytes", "request_header_timeout_ms", "idle_timeout_ms"},
+               ctx, [&](const Field& f) {
+                 const std::string& key = f.key;
+                 if (key == "max_request_line_bytes") {
+                   readUint32(f, 1, kMax, ctx, &limits->max_request_line_bytes);
+                 } else if (key == "max_header_bytes") {
+                   readUint32(f, 1, kMax, ctx, &limits->max_header_bytes);
+                 } else if (key == "max_header_count") {
+                   readUint32(f, 1, kMax, ctx, &limits->max_header_count);
+                 } else if (key == "max_request_body_bytes") {
+                   readUint64(f, 0, UINT64_MAX, ctx, &limits->max_request_body_bytes);
+                 } else if (key == "request_header_timeout_ms") {
+                   readTimeoutMs(f, ctx, &limits->request_header_timeout_ms);
+                 } else {
+                   readTimeoutMs(f, ctx, &limits->idle_timeout_ms);
+                 }
+               });
+}
+
+// "/gateway/" → "/gateway", "gateway" → "/gateway", "/" → "".
+void parseContextPath(const Field& field, Context& ctx, std::string* out) {
+  std::string path;
+  if (!readString(field, ctx, &path)) return;
+  for (char c : path) {
+    if (c <= ' ' || c == '?' || c == '#' || c == 0x7f) {
+      ctx.error(field.mark, cat(field.label, ": invalid character in '", path,
+                                "' (no spaces, controls, '?' or '#')"));
+      return;
+    }
+  }
+  if (path.find("//") != std::string::npos) {
+    ctx.error(field.mark, cat(field.label, ": empty path segment in '", path, "'"));
+    return;
+  }
+  if (path.empty() || path.front() != '/') path.insert(0, "/");
+  while (!path.empty() && path.back() == '/') path.pop_back();
+  *out = std::move(path);
+}
+
+void parseListener(const Field& field, Context& ctx, Config* config, Spans* spans) {
+  if (field.value.IsNull()) ctx.error(field.mark, field.label + ": empty listener");
+  Listener& listener = config->listeners.emplace_back();
+  listener.mark = field.mark;
+  Mark& name_mark = spans->listener_name.emplace_back(field.mark);
+  Mark& address_mark = spans->listener_address.emplace_back(field.mark);
+  forEachField(field, "listener", {"name", "address", "context_path", "filters"}, ctx,
+               [&](const Field& f) {
+                 if (f.key == "name") {
+                   name_mark = f.mark;
+                   readName(f, ctx, &listener.name);
+                 } else if (f.key == "address") {
+                   address_mark = f.mark;
+                   readAddress(f, ctx, &listener.address);
+                 } else if (f.key == "context_path") {
+                   parseContextPath(f, ctx, &listener.context_path);
+                 } else {
+                   forEachItem(f, ctx, [&](const Field& item) {
+                     parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());
+                   });
+                 }
+               });
+  requireFields(field, {"name", "address"}, ctx);
+}
+
+void parseRoute(const Field& field, Context& ctx, Config* config, Spans* spans) {
+  if (field.value.IsNull()) ctx.error(field.mark, field.label + ": empty route");
+  Route& route = config->routes.emplace_back();
+  route.mark = field.mark;
+  Mark& prefix_mark = spans->route_prefix.emplace_back(field.mark);
+  Mark& cluster_mark = spans->route_cluster.emplace_back(field.mark);
+  forEachField(field, "route", {"prefix", "cluster", "prefix_rewrite"}, ctx, [&](const Field& f) {
+    if (f.key == "prefix") {
+      prefix_mark = f.mark;
+      if (readString(f, ctx, &route.prefix) && route.prefix.rfind('/', 0) != 0) {
+        ctx.error(f.mark, cat(f.label, ": must start with '/', got '", route.prefix, "'"));
+      }
+    } else if (f.key == "cluster") {
+      cluster_mark = f.mark;
+      readName(f, ctx, &route.cluster);
+    } else {
+      std::string rewrite;
+      if (!readString(f, ctx, &rewrite)) return;
+      if (!rewrite.empty() && rewrite.front() != '/') {
+        ctx.error(f.mark, cat(f.label, ": must be empty or start with '/', got '", rewrite, "'"));
+      }
+      route.prefix_rewrite = std::move(rewrite);
+    }
+  });
+  requireFields(field, {"prefix", "cluster"}, ctx);
+}
+
+}  // namespace
+
+void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* spans) {
+  Field doc{"", "", root, ctx.markOf(root)};
+  if (doc.mark.line == 0) doc.mark = Mark{ctx.file(), 1, 1};
+  spans->listeners = doc.mark;
+  forEachField(
+      doc, "top-level config",
+      {"workers", "admin", "plugin_paths", "limits", "drain_timeout_ms", "listeners", "routes",
+       "clusters", "discovery"},
+      ctx, [&](const Field& f) {
+        if (f.key == "workers") {
+          parseWorkers(f, ctx, &config->workers);
+        } else if (f.key == "admin") {
+          parseAdmin(f, ctx, config);
+        } else if (f.key == "plugin_paths") {
+          parsePluginPaths(f, ctx, config);
+        } else if (f.key == "limits") {
+          parseLimits(f, ctx, &config->limits);
+        } else if (f.key == "drain_timeout_ms") {
+          readTimeoutMs(f, ctx, &config->drain_timeout_ms);
+        } else if (f.key == "listeners") {
+          spans->listeners = f.mark;
+          forEachItem(f, ctx, [&](const Field& item) { parseListener(item, ctx, config, spans); });
+        } else if (f.key == "routes") {
+          forEachItem(f, ctx, [&](const Field& item) { parseRoute(item, ctx, config, spans); });
+        } else if (f.key == "clusters") {
+          forEachItem(f, ctx, [&](const Field& item) {
+            parseCluster(item, ctx, &config->clusters.emplace_back(),
+                         &spans->cluster_name.emplace_back(item.mark));
+          });
+        } else {
+          forEachItem(f, ctx, [&](const Field& item) {
+            parseDiscovery(item, ctx, &config->discovery.emplace_back());
+          });
+        }
+      });
+}
+
+}  // namespace sluice::config::internal

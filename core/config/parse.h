@@ -1,0 +1,46 @@
+// Internal: the walk from a parsed YAML document to config structs. Each function reads one
+// part of the document, applies the per-value checks (types, ranges, address syntax, names)
+// and records every problem in the Context; cross-checks between parts live in validate.h.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/config/config.h"
+#include "core/config/reader.h"
+
+namespace sluice::config::internal {
+
+// Marks of values that only the cross-checks need. The vectors are parallel to the config's
+// (one entry per listener / route / cluster parsed, even one with errors).
+struct Spans {
+  Mark listeners;                   // the `listeners` key, else the document start
+  std::vector<Mark> listener_name;  // the `name` value of each listener
+  std::vector<Mark> listener_address;
+  std::vector<Mark> route_prefix;
+  std::vector<Mark> route_cluster;
+  std::vector<Mark> cluster_name;
+};
+
+// Walks the whole document into *config (which holds the defaults on entry) and *spans.
+// Relative plugin paths are resolved against ctx.baseDir().
+void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* spans);
+
+// Reads a plugin reference: the shorthand string `name`, or a mapping {name, path, config}
+// (`what` names it in messages, e.g. "balancer"). A relative `path` is resolved against
+// ctx.baseDir(). When `extra_key` is not empty that key is also allowed in the mapping form and
+// handed to `on_extra` (a discovery entry's `cluster_defaults`).
+void parsePluginRef(const Field& field, std::string_view what, Context& ctx, PluginRef* out,
+                    std::string_view extra_key = {},
+                    const std::function<void(const Field&)>& on_extra = nullptr);
+
+// Reads one `clusters` entry; *name_mark gets the mark of its `name` value.
+void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mark);
+
+// Reads one `discovery` entry: its plugin reference and `cluster_defaults`.
+void parseDiscovery(const Field& field, Context& ctx, Discovery* out);
+
+}  // namespace sluice::config::internal
