@@ -1,0 +1,167 @@
+// The command line of the real binary: --validate (OK / file:line:col errors, exit 0/1) and
+// --version.
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+// Runs `sluice ARGS...` to completion; returns its exit code, output in *out.
+int runSluice(const std::vector<std::string>& args, std::string* out) {
+  std::vector<std::string> argv{runfile("core/sluice")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(argv);
+  int code = p.waitExit(20000);
+  *out = p.output();
+  return code;
+}
+
+// Writes `yaml` (with ${PLUGINS} filled in, which keeps line numbers) and validates it.
+int validate(const std::string& yaml, std::string* path, std::string* out) {
+  TempConfig config(substitute(yaml, {{"PLUGINS", pluginPathsYaml()}}), "validate.yaml");
+  *path = config.path();
+  return runSluice({"--validate", "-c", config.path()}, out);
+}
+
+// The good config: every plugin kind this issue ships.
+constexpr char kGood[] = R"(workers: 2
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+    context_path: /gateway
+    filters:
+      - request_id
+      - name: headers
+        config: { response: { add: { X-Served-By: sluice } } }
+clusters:
+  - name: api
+    balancer: { name: random }
+    endpoints: [127.0.0.1:2, { address: 127.0.0.1:3, weight: 3 }]
+)";
+
+TEST(CliTest, ValidateGoodConfigPrintsOkAndExitsZero) {
+  std::string path, out;
+  EXPECT_EQ(validate(kGood, &path, &out), 0) << out;
+  EXPECT_NE(out.find("OK"), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateDoesNotServe) {
+  // A listener on a port we hold: validating must not try to bind it (or anything).
+  DeadPort held;
+  std::string path, out;
+  std::string yaml = kGood;
+  yaml.replace(yaml.find("127.0.0.1:1\n"), 11, held.address());
+  EXPECT_EQ(validate(yaml, &path, &out), 0) << out;
+}
+
+TEST(CliTest, ValidateReportsUnknownKeyWithFileLineColumn) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+clusters:
+  - name: api
+    endpoint: [127.0.0.1:2]
+)",
+                     &path, &out),
+            1);
+  EXPECT_NE(out.find(path + ":8:5: "), std::string::npos) << out;
+  EXPECT_NE(out.find("unknown key 'endpoint'"), std::string::npos) << out;
+  EXPECT_EQ(out.find("OK"), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateReportsUnknownBalancerPluginWithFileLineColumn) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+clusters:
+  - name: api
+    balancer: { name: no_such_balancer }
+    endpoints: [127.0.0.1:2]
+)",
+                     &path, &out),
+            1);
+  std::regex where(std::regex_replace(path, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                   R"(:8:\d+: [^\n]*no_such_balancer)");
+  EXPECT_TRUE(std::regex_search(out, where)) << out;
+}
+
+TEST(CliTest, ValidateReportsUnknownFilterPluginWithFileLineColumn) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+    filters:
+      - request_id
+      - requestid_typo
+)",
+                     &path, &out),
+            1);
+  EXPECT_NE(out.find(path + ":7:"), std::string::npos) << out;
+  EXPECT_NE(out.find("requestid_typo"), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateReportsAPluginRefusingItsConfig) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+clusters:
+  - name: api
+    balancer: { name: round_robin, config: { bogus_setting: 1 } }
+    endpoints: [127.0.0.1:2]
+)",
+                     &path, &out),
+            1);
+  EXPECT_NE(out.find(path + ":7:"), std::string::npos) << out;
+  EXPECT_NE(out.find("bogus_setting"), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateReportsEveryProblem) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(workers: lots
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: nowhere
+)",
+                     &path, &out),
+            1);
+  EXPECT_NE(out.find(path + ":1:10: "), std::string::npos) << out;
+  EXPECT_NE(out.find(path + ":5:14: "), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateReportsYamlSyntaxErrorWithFileLineColumn) {
+  std::string path, out;
+  EXPECT_EQ(validate("listeners:\n  - name: [unclosed\n", &path, &out), 1);
+  std::regex where(std::regex_replace(path, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)") +
+                   R"(:\d+:\d+: )");
+  EXPECT_TRUE(std::regex_search(out, where)) << out;
+}
+
+TEST(CliTest, ValidateMissingFileExitsOne) {
+  std::string out;
+  EXPECT_EQ(runSluice({"--validate", "-c", testTmpDir() + "/does-not-exist.yaml"}, &out), 1);
+  EXPECT_NE(out.find("does-not-exist.yaml"), std::string::npos) << out;
+}
+
+TEST(CliTest, VersionPrintsTheVersion) {
+  std::string out;
+  EXPECT_EQ(runSluice({"--version"}, &out), 0);
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(^sluice \d+\.\d+\.\d+)"))) << out;
+  EXPECT_NE(out.find("plugin ABI"), std::string::npos) << out;
+}
+
+}  // namespace
+}  // namespace sluice::test

@@ -1,0 +1,120 @@
+// Drain on SIGTERM: in-flight requests finish, new connections are refused, exit code 0.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+constexpr int kDrainTimeoutMs = 5000;
+
+constexpr char kConfig[] = R"(
+workers: 2
+drain_timeout_ms: 5000
+admin: { address: 127.0.0.1:${ADMIN} }
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+clusters:
+  - name: slow
+    endpoints: [${BACKEND}]
+)";
+
+// Waits until a connection to `port` is refused; false if it is still accepted after `ms`.
+bool refusedWithin(int port, int ms) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  while (std::chrono::steady_clock::now() < deadline) {
+    RawConnection probe(port, 200);
+    if (!probe.connected()) return true;
+    probe.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return false;
+}
+
+TEST(DrainTest, InFlightRequestCompletesNewConnectionsRefusedExitZero) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1500", {}, "", 1)));
+  // Let the request reach the backend before the signal.
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  auto signalled = std::chrono::steady_clock::now();
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+
+  EXPECT_TRUE(refusedWithin(gateway.port(), 1000)) << "still accepting after SIGTERM";
+
+  Response r = in_flight.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(echoString(r.body, "path"), "/slow/delay/1500");
+  // The draining proxy closes the connection after the response.
+  EXPECT_TRUE(in_flight.isClosed(2000));
+
+  EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
+  auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
+                  std::chrono::steady_clock::now() - signalled)
+                  .count();
+  EXPECT_LT(took, kDrainTimeoutMs) << "exited only at the drain timeout";
+}
+
+TEST(DrainTest, IdleKeepAliveConnectionsAreClosedAndExitIsPrompt) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection idle(gateway.port());
+  ASSERT_TRUE(idle.send(buildRequest("GET", "/gateway/slow/x", {}, "", 1)));
+  Response r = idle.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  ASSERT_TRUE(r.keep_alive);
+
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  EXPECT_TRUE(idle.isClosed(2000)) << "idle keep-alive connection kept open while draining";
+  EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
+}
+
+TEST(DrainTest, ReadinessTurnsUnavailableWhileDraining) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  Response ready = httpGet(gateway.adminPort(), "/ready");
+  ASSERT_TRUE(ready.complete) << ready.error;
+  EXPECT_EQ(ready.status, 200);
+
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1500", {}, "", 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  Response draining = httpGet(gateway.adminPort(), "/ready");
+  ASSERT_TRUE(draining.complete) << draining.error;
+  EXPECT_EQ(draining.status, 503);
+  EXPECT_EQ(in_flight.readResponse().status, 200);
+  EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
+}
+
+TEST(DrainTest, DrainTimeoutCutsARequestThatIsTooSlow) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/20000", {}, "", 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  // Still exits (0) once drain_timeout_ms passes, without waiting for the 20 s request.
+  EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 3000), 0);
+  Response r = in_flight.readResponse();
+  EXPECT_NE(r.status, 200);
+}
+
+}  // namespace
+}  // namespace sluice::test

@@ -1,0 +1,162 @@
+// What the upstream receives (read back from the echo backend's JSON): hop-by-hop headers gone,
+// Host kept, X-Forwarded-For appended, X-Forwarded-Proto set, method and body unchanged.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+class ProxyHeadersTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    backend_ = std::make_unique<EchoBackend>("echo");
+    gateway_ = std::make_unique<Gateway>(
+        R"(
+workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)",
+        std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
+  }
+  static void TearDownTestSuite() {
+    gateway_.reset();
+    backend_.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
+
+  // Sends one request with `headers` on a keep-alive connection and returns the echo body.
+  static std::string upstreamView(const Headers& headers, const std::string& method = "GET",
+                                  const std::string& body = "") {
+    RawConnection conn(gateway_->port());
+    EXPECT_TRUE(
+        conn.send(buildRequest(method, "/gateway/echo/h", headers, body, gateway_->port())));
+    Response r = conn.readResponse();
+    EXPECT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(r.header("X-Backend"), "echo");
+    return r.body;
+  }
+
+  static inline std::unique_ptr<EchoBackend> backend_;
+  static inline std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(ProxyHeadersTest, HopByHopRequestHeadersAreStripped) {
+  std::string body = upstreamView({{"Connection", "keep-alive, X-Custom-Hop"},
+                                   {"Keep-Alive", "timeout=5"},
+                                   {"TE", "trailers"},
+                                   {"Upgrade", "websocket"},
+                                   {"Proxy-Connection", "keep-alive"},
+                                   {"X-Custom-Hop", "secret"},
+                                   {"X-End-To-End", "kept"}});
+  for (const char* name :
+       {"Connection", "Keep-Alive", "TE", "Upgrade", "Proxy-Connection", "X-Custom-Hop"}) {
+    EXPECT_TRUE(echoHeaderValues(body, name).empty()) << name << " reached the backend:\n" << body;
+  }
+  EXPECT_EQ(echoHeaderValues(body, "X-End-To-End"), std::vector<std::string>{"kept"});
+}
+
+TEST_F(ProxyHeadersTest, HeadersNamedInSeveralConnectionFieldsAreStripped) {
+  std::string body = upstreamView({{"Connection", "X-One"},
+                                   {"Connection", " x-two ,X-THREE"},
+                                   {"X-One", "1"},
+                                   {"X-Two", "2"},
+                                   {"X-Three", "3"},
+                                   {"X-Four", "4"}});
+  for (const char* name : {"X-One", "X-Two", "X-Three"}) {
+    EXPECT_TRUE(echoHeaderValues(body, name).empty()) << name << " reached the backend";
+  }
+  EXPECT_EQ(echoHeaderValues(body, "X-Four"), std::vector<std::string>{"4"});
+}
+
+TEST_F(ProxyHeadersTest, ConnectionCannotStripHostAuthorizationOrContentLength) {
+  std::string body = upstreamView({{"Host", "api.example.test"},
+                                   {"Authorization", "Bearer t"},
+                                   {"Connection", "Host, Authorization, Content-Length"}},
+                                  "POST", "abc");
+  EXPECT_EQ(echoNumber(body, "body_length"), 3);
+  EXPECT_EQ(echoHeaderValues(body, "Host"), std::vector<std::string>{"api.example.test"});
+  EXPECT_EQ(echoHeaderValues(body, "Authorization"), std::vector<std::string>{"Bearer t"});
+}
+
+TEST_F(ProxyHeadersTest, HostIsKept) {
+  std::string body = upstreamView({{"Host", "api.example.test:8443"}});
+  EXPECT_EQ(echoHeaderValues(body, "Host"), std::vector<std::string>{"api.example.test:8443"});
+}
+
+TEST_F(ProxyHeadersTest, XForwardedForIsAddedWithTheClientIp) {
+  std::string body = upstreamView({});
+  EXPECT_EQ(echoHeaderValues(body, "X-Forwarded-For"), std::vector<std::string>{"127.0.0.1"});
+}
+
+TEST_F(ProxyHeadersTest, XForwardedForKeepsTheExistingChain) {
+  std::string body = upstreamView({{"X-Forwarded-For", "203.0.113.7"}});
+  EXPECT_EQ(echoHeaderValues(body, "X-Forwarded-For"),
+            std::vector<std::string>{"203.0.113.7, 127.0.0.1"});
+
+  std::string two = upstreamView(
+      {{"X-Forwarded-For", "203.0.113.7, 198.51.100.2"}, {"X-Forwarded-For", "192.0.2.9"}});
+  EXPECT_EQ(echoHeaderValues(two, "X-Forwarded-For"),
+            std::vector<std::string>{"203.0.113.7, 198.51.100.2, 192.0.2.9, 127.0.0.1"});
+}
+
+TEST_F(ProxyHeadersTest, XForwardedForCannotBeStrippedThroughConnection) {
+  std::string body =
+      upstreamView({{"X-Forwarded-For", "203.0.113.7"}, {"Connection", "X-Forwarded-For"}});
+  EXPECT_EQ(echoHeaderValues(body, "X-Forwarded-For"),
+            std::vector<std::string>{"203.0.113.7, 127.0.0.1"});
+}
+
+// DISABLED: core bug — an empty incoming X-Forwarded-For is refused with 400 (the empty-value
+// bug, see codec_syntax_test); once accepted, stream.cc would forward ", 127.0.0.1" (an empty
+// list element) instead of "127.0.0.1".
+TEST_F(ProxyHeadersTest, DISABLED_EmptyXForwardedForIsNotKeptAsAnEmptyElement) {
+  std::string body = upstreamView({{"X-Forwarded-For", ""}});
+  EXPECT_EQ(echoHeaderValues(body, "X-Forwarded-For"), std::vector<std::string>{"127.0.0.1"});
+}
+
+TEST_F(ProxyHeadersTest, XForwardedProtoIsSet) {
+  EXPECT_EQ(echoHeaderValues(upstreamView({}), "X-Forwarded-Proto"),
+            std::vector<std::string>{"http"});
+  // A client cannot claim https on a plain-text listener.
+  EXPECT_EQ(echoHeaderValues(upstreamView({{"X-Forwarded-Proto", "https"}}), "X-Forwarded-Proto"),
+            std::vector<std::string>{"http"});
+}
+
+TEST_F(ProxyHeadersTest, MethodBodyAndEndToEndHeadersAreForwarded) {
+  std::string payload = "{\"name\": \"sluice\"}";
+  std::string body = upstreamView(
+      {{"Content-Type", "application/json"}, {"X-A", "1"}, {"X-A", "2"}}, "PUT", payload);
+  EXPECT_EQ(echoString(body, "method"), "PUT");
+  EXPECT_EQ(echoNumber(body, "body_length"), static_cast<int64_t>(payload.size()));
+  EXPECT_EQ(echoString(body, "body_fnv1a"), hex8(fnv1a(payload)));
+  EXPECT_EQ(echoHeaderValues(body, "Content-Type"), std::vector<std::string>{"application/json"});
+  EXPECT_EQ(echoHeaderValues(body, "X-A"), (std::vector<std::string>{"1", "2"}));
+  EXPECT_EQ(echoString(body, "version"), "HTTP/1.1");
+}
+
+TEST_F(ProxyHeadersTest, ExpectHeaderIsNotForwarded) {
+  // sluice answers 100-continue itself; the upstream gets a plain request.
+  RawConnection conn(gateway_->port());
+  ASSERT_TRUE(conn.send(buildRequest("POST", "/gateway/echo/upload",
+                                     {{"Expect", "100-continue"}, {"Content-Length", "3"}}, "",
+                                     gateway_->port())));
+  Response interim = conn.readResponse();
+  ASSERT_EQ(interim.status, 100) << interim.error;
+  ASSERT_TRUE(conn.send("abc"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_TRUE(echoHeaderValues(r.body, "Expect").empty()) << r.body;
+}
+
+}  // namespace
+}  // namespace sluice::test

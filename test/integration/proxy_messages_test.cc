@@ -1,0 +1,233 @@
+// Message semantics through the real binary: bodiless responses (HEAD, 204, 304), HTTP/1.0
+// clients, Expect: 100-continue, pipelining and downstream keep-alive.
+#include <gtest/gtest.h>
+
+#include <memory>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+class ProxyMessagesTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    backend_ = std::make_unique<EchoBackend>("echo");
+    gateway_ = std::make_unique<Gateway>(
+        R"(
+workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)",
+        std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
+  }
+  static void TearDownTestSuite() {
+    gateway_.reset();
+    backend_.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
+
+  static int port() { return gateway_->port(); }
+  static std::string get(const std::string& path, const Headers& headers = {}) {
+    return buildRequest("GET", path, headers, "", port());
+  }
+
+  // Reads the next response on `conn` and checks it is a 200 echo of `path`.
+  static void expectEchoOf(RawConnection& conn, const std::string& path) {
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << path << ": " << r.error;
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(echoString(r.body, "path"), path.substr(8)) << "responses out of order";
+  }
+
+  static inline std::unique_ptr<EchoBackend> backend_;
+  static inline std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(ProxyMessagesTest, HeadHasNoBodyButKeepsContentLength) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("HEAD", "/gateway/echo/x", {}, "", port())));
+  ReadOptions head;
+  head.head_request = true;
+  Response r = conn.readResponse(head);
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.body_length, 0u);
+  EXPECT_GT(std::atoi(r.header("Content-Length").c_str()), 0) << "Content-Length dropped";
+  EXPECT_EQ(r.header("Transfer-Encoding"), "");
+  // No stray body bytes: the next response on the connection parses cleanly.
+  ASSERT_TRUE(conn.send(get("/gateway/echo/after-head")));
+  expectEchoOf(conn, "/gateway/echo/after-head");
+}
+
+TEST_F(ProxyMessagesTest, HeadOfAChunkedResourceHasNoBody) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("HEAD", "/gateway/echo/bytes/5000", {}, "", port())));
+  ReadOptions head;
+  head.head_request = true;
+  Response r = conn.readResponse(head);
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  ASSERT_TRUE(conn.send(get("/gateway/echo/after-head")));
+  expectEchoOf(conn, "/gateway/echo/after-head");
+}
+
+TEST_F(ProxyMessagesTest, HeadGetsNoBodyOnAGatewayErrorEither) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("HEAD", "/gateway/nosuchcluster/x", {}, "", port())));
+  ReadOptions head;
+  head.head_request = true;
+  Response r = conn.readResponse(head);
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 404);
+  EXPECT_EQ(conn.readAll(), "") << "body bytes after a HEAD response";
+}
+
+TEST_F(ProxyMessagesTest, AbsoluteFormTargetIsRoutedByItsPath) {
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send("GET http://api.example.test/gateway/echo/abs?q=1 HTTP/1.1\r\n"
+                "Host: api.example.test\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(echoString(r.body, "path"), "/echo/abs?q=1");
+}
+
+TEST_F(ProxyMessagesTest, NoContentAndNotModifiedHaveNoBody) {
+  RawConnection conn(port());
+  for (const char* status : {"204", "304"}) {
+    ASSERT_TRUE(conn.send(get(std::string("/gateway/echo/status/") + status)));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << status << ": " << r.error;
+    EXPECT_EQ(r.status, std::atoi(status));
+    EXPECT_EQ(r.body_length, 0u) << status;
+    EXPECT_EQ(r.header("Transfer-Encoding"), "") << status;
+    EXPECT_TRUE(r.keep_alive) << status;
+  }
+  ASSERT_TRUE(conn.send(get("/gateway/echo/after")));
+  expectEchoOf(conn, "/gateway/echo/after");
+}
+
+TEST_F(ProxyMessagesTest, Http10ClientGetsNoChunkedEncodingAndAClose) {
+  // The backend answers sluice (HTTP/1.1) with a chunked body; the 1.0 client must not see it.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/bytes/100000 HTTP/1.0\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.chunked);
+  EXPECT_EQ(r.header("Transfer-Encoding"), "");
+  EXPECT_EQ(r.body, patternBytes(0, 100000));
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(ProxyMessagesTest, Http10WithoutKeepAliveIsClosed) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/x HTTP/1.0\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_NE(r.header("Connection"), "keep-alive");
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(ProxyMessagesTest, Http10KeepAliveGetsConnectionKeepAlive) {
+  RawConnection conn(port());
+  for (const char* path : {"/gateway/echo/one", "/gateway/echo/two"}) {
+    ASSERT_TRUE(
+        conn.send(std::string("GET ") + path + " HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << path << ": " << r.error;
+    EXPECT_EQ(r.status, 200);
+    EXPECT_EQ(r.header("Connection"), "keep-alive") << path;
+    EXPECT_FALSE(r.chunked);
+    EXPECT_EQ(echoString(r.body, "path"), std::string(path).substr(8));
+  }
+  EXPECT_FALSE(conn.isClosed(200));
+}
+
+TEST_F(ProxyMessagesTest, Http10KeepAliveWithAChunkedUpstreamBodyIsClosed) {
+  // Without chunking, a 1.0 response of unknown length can only end by closing.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/bytes/3000 HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_FALSE(r.chunked);
+  EXPECT_EQ(r.body, patternBytes(0, 3000));
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(ProxyMessagesTest, ExpectContinueGetsInterim100ThenTheFinalResponse) {
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send(buildRequest("POST", "/gateway/echo/upload",
+                             {{"Expect", "100-continue"}, {"Content-Length", "11"}}, "", port())));
+  Response interim = conn.readResponse();
+  ASSERT_TRUE(interim.complete) << interim.error;
+  ASSERT_EQ(interim.status, 100);
+  ASSERT_TRUE(conn.send("hello world"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(echoNumber(r.body, "body_length"), 11);
+  EXPECT_EQ(echoString(r.body, "body_fnv1a"), hex8(fnv1a("hello world")));
+  // Exactly one interim response: the connection carries the next request cleanly.
+  ASSERT_TRUE(conn.send(get("/gateway/echo/next")));
+  expectEchoOf(conn, "/gateway/echo/next");
+}
+
+TEST_F(ProxyMessagesTest, PipelinedRequestsAreAnsweredInOrder) {
+  RawConnection conn(port());
+  // The first is the slowest: order must still hold.
+  ASSERT_TRUE(conn.send(get("/gateway/echo/delay/300") +
+                        buildRequest("POST", "/gateway/echo/p2", {}, "payload", port()) +
+                        get("/gateway/echo/p3")));
+  expectEchoOf(conn, "/gateway/echo/delay/300");
+  expectEchoOf(conn, "/gateway/echo/p2");
+  expectEchoOf(conn, "/gateway/echo/p3");
+  EXPECT_FALSE(conn.isClosed(200));
+}
+
+TEST_F(ProxyMessagesTest, PipelinedRequestsEndingWithCloseCloseAfterTheLast) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/a") + get("/gateway/echo/b") +
+                        get("/gateway/echo/c", {{"Connection", "close"}})));
+  expectEchoOf(conn, "/gateway/echo/a");
+  expectEchoOf(conn, "/gateway/echo/b");
+  expectEchoOf(conn, "/gateway/echo/c");
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(ProxyMessagesTest, KeepAliveConnectionServesManyRequests) {
+  RawConnection conn(port());
+  for (int i = 0; i < 200; ++i) {
+    std::string path = "/gateway/echo/ka/" + std::to_string(i);
+    ASSERT_TRUE(conn.send(get(path))) << i;
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << i << ": " << r.error;
+    ASSERT_EQ(r.status, 200);
+    ASSERT_TRUE(r.keep_alive) << i;
+    ASSERT_EQ(echoString(r.body, "path"), path.substr(8));
+  }
+  EXPECT_FALSE(conn.isClosed(200));
+}
+
+TEST_F(ProxyMessagesTest, ConnectionCloseRequestIsAnsweredThenClosed) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/bye", {{"Connection", "close"}})));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("Connection"), "close");
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+}  // namespace
+}  // namespace sluice::test

@@ -1,0 +1,106 @@
+// Downstream timeouts of the real binary: slow headers get 408, idle keep-alive connections
+// are closed, and neither cuts a request that is waiting on its upstream.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+constexpr char kConfig[] = R"(
+workers: 1
+plugin_paths: ${PLUGINS}
+limits:
+  request_header_timeout_ms: 300
+  idle_timeout_ms: 400
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)";
+
+class TimeoutsTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    backend_ = std::make_unique<EchoBackend>("echo");
+    gateway_ = std::make_unique<Gateway>(
+        kConfig, std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
+  }
+  static void TearDownTestSuite() {
+    gateway_.reset();
+    backend_.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
+  static int port() { return gateway_->port(); }
+
+  static inline std::unique_ptr<EchoBackend> backend_;
+  static inline std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(TimeoutsTest, SlowHeadersGet408AndAClose) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/x HTTP/1.1\r\nHost: a\r\nX-Slow: "));
+  Response r = conn.readResponse();  // no more bytes: the header timeout must fire
+  EXPECT_TRUE(isJsonError(r, 408));
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(TimeoutsTest, TricklingHeadersStillGet408) {
+  // A byte every 100 ms keeps the connection busy but never finishes the headers (slowloris).
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/x HTTP/1.1\r\nHost: a\r\n"));
+  bool refused = false;
+  for (int i = 0; i < 20 && !refused; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    refused = !conn.send("X");
+  }
+  Response r = conn.readResponse();
+  EXPECT_TRUE(isJsonError(r, 408));
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST_F(TimeoutsTest, IdleKeepAliveConnectionIsClosed) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/x", {}, "", 1)));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_TRUE(r.keep_alive);
+  EXPECT_TRUE(conn.isClosed(3000)) << "idle connection kept past idle_timeout_ms";
+}
+
+TEST_F(TimeoutsTest, SilentNewConnectionIsClosed) {
+  RawConnection conn(port());
+  EXPECT_TRUE(conn.isClosed(3000));
+}
+
+TEST_F(TimeoutsTest, SlowUpstreamIsNotCutByDownstreamTimeouts) {
+  // The backend takes longer than both downstream timeouts; the request is not idle.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/delay/1000", {}, "", 1)));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  // And the connection is still usable afterwards.
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/after", {}, "", 1)));
+  Response after = conn.readResponse();
+  ASSERT_TRUE(after.complete) << after.error;
+  EXPECT_EQ(after.status, 200);
+}
+
+TEST_F(TimeoutsTest, StalledRequestBodyClosesTheConnection) {
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send(buildRequest("POST", "/gateway/echo/upload", {{"Content-Length", "100"}}, "", 1) +
+                "only part of it"));
+  EXPECT_TRUE(conn.isClosed(3000)) << "stalled body kept open past idle_timeout_ms";
+}
+
+}  // namespace
+}  // namespace sluice::test

@@ -1,0 +1,189 @@
+// Upstream response bodies and connection reuse (DESIGN.md §6): close-delimited bodies
+// re-framed, broken bodies never passed off as complete, stray or unsolicited upstream bytes
+// never served as a later response, upstream connections reused only when clean.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+
+#include "test/integration/scripted_upstream.h"
+
+namespace sluice::test {
+namespace {
+
+TEST(UpstreamBodyTest, BadChunkAfterTheHeadCutsTheClientConnection) {
+  // The 200 head has gone to the client already: all sluice can do is close.
+  ScriptedGateway s({"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nok\r\nzz\r\n"});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/a")));
+  Response r = conn.readResponse();
+  EXPECT_FALSE(r.complete) << "a broken body was passed off as complete";
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST(UpstreamBodyTest, CloseDelimitedBodyIsChunkedForHttp11Clients) {
+  ScriptedGateway s(ScriptedUpstream::Reply{"HTTP/1.1 200 OK\r\n\r\nhello world", true});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/a")));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body, "hello world");
+  EXPECT_TRUE(r.chunked);
+  EXPECT_TRUE(r.keep_alive);
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/b")));
+  Response next = conn.readResponse();
+  ASSERT_TRUE(next.complete) << next.error;
+  EXPECT_EQ(next.body, "fine");
+  EXPECT_EQ(s.upstream.connections(), 2);
+}
+
+TEST(UpstreamBodyTest, CloseDelimitedBodyToHttp10ClientEndsWithClose) {
+  ScriptedGateway s(ScriptedUpstream::Reply{"HTTP/1.1 200 OK\r\n\r\nhello world", true});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send("GET /gateway/up/a HTTP/1.0\r\nConnection: keep-alive\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body, "hello world");
+  EXPECT_FALSE(r.chunked);
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
+TEST(UpstreamBodyTest, BytesAfterAResponseAreNeverServedToTheNextRequest) {
+  ScriptedGateway s({okResponse("first") + "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL"});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  for (const char* expected : {"first", "fine", "fine"}) {
+    ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.body, expected);
+  }
+}
+
+TEST(UpstreamBodyTest, UnsolicitedBytesOnAnIdleConnectionAreNeverServed) {
+  ScriptedGateway s(ScriptedUpstream::Reply{
+      okResponse("first"), false, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\n\r\nEVIL", 100});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+  EXPECT_EQ(conn.readResponse().body, "first");
+  std::this_thread::sleep_for(std::chrono::milliseconds(400));
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/y")));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body, "fine");
+}
+
+TEST(UpstreamBodyTest, UpstreamClosingKeepAliveConnectionsDoesNotFailGets) {
+  // Every response claims keep-alive, then the upstream closes: sluice must notice (or retry
+  // the GET on a fresh connection), never answer 502.
+  ScriptedGateway s([](const std::string&, int) {
+    return ScriptedUpstream::Reply{okResponse("ok"), true};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(conn.send(s.get("/gateway/up/" + std::to_string(i))));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << i << ": " << r.error;
+    EXPECT_EQ(r.status, 200) << i << ": " << r.body;
+  }
+}
+
+TEST(UpstreamBodyTest, HeadResponseKeepsContentLengthAndTheConnection) {
+  ScriptedGateway s([](const std::string&, int) {
+    return ScriptedUpstream::Reply{"HTTP/1.1 200 OK\r\nContent-Length: 12345\r\n\r\n"};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ReadOptions head;
+  head.head_request = true;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(conn.send(buildRequest("HEAD", "/gateway/up/h", {}, "", 1)));
+    Response r = conn.readResponse(head);
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.header("Content-Length"), "12345");
+  }
+  EXPECT_EQ(s.upstream.connections(), 1) << "HEAD responses left the upstream unusable";
+}
+
+TEST(UpstreamBodyTest, StallMidBodyCutsTheClientAfterTheResponseTimeout) {
+  // Head and 3 of 10 body bytes, then silence (the connection stays open).
+  ScriptedGateway s(
+      ScriptedUpstream::Reply{"HTTP/1.1 200 OK\r\nContent-Length: 10\r\n\r\nabc", false, "", 0});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port(), 10000);
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+  Response r = conn.readResponse();
+  EXPECT_FALSE(r.complete) << "a truncated body was passed off as complete";
+  EXPECT_NE(r.error, "timeout") << "sluice never gave up on the stalled upstream";
+  EXPECT_EQ(r.status, 200);
+}
+
+TEST(UpstreamBodyTest, AbandonedDownloadIsNotReused) {
+  // The client goes away after a few KiB of a 20 MiB body: that upstream connection still has
+  // unread body and must not be pooled.
+  ScriptedGateway s(ScriptedUpstream::Reply{okResponse(std::string(20 << 20, 'x'))});
+  ASSERT_TRUE(s.gateway.ready());
+  {
+    RawConnection conn(s.gateway.port());
+    ASSERT_TRUE(conn.send(s.get("/gateway/up/big")));
+    ReadOptions options;
+    size_t got = 0;
+    options.on_body = [&](std::string_view piece) {
+      got += piece.size();
+      if (got > 4096) conn.close();
+    };
+    conn.readResponse(options);
+  }
+  for (int i = 0; i < 3; ++i) {
+    Response r = httpGet(s.gateway.port(), "/gateway/up/next");
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.body, "fine");
+  }
+  EXPECT_GE(s.upstream.connections(), 2);
+}
+
+TEST(UpstreamBodyTest, BodySentToAHeadRequestIsNeverServedLater) {
+  // A broken upstream answers HEAD with a body; those bytes must not become the next response.
+  ScriptedGateway s([](const std::string& head, int) {
+    if (head.rfind("HEAD", 0) == 0) return ScriptedUpstream::Reply{okResponse("EVIL")};
+    return ScriptedUpstream::Reply{okResponse("fine")};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ReadOptions head;
+  head.head_request = true;
+  ASSERT_TRUE(conn.send(buildRequest("HEAD", "/gateway/up/h", {}, "", 1)));
+  Response r = conn.readResponse(head);
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.header("Content-Length"), "4");
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/g")));
+  Response next = conn.readResponse();
+  ASSERT_TRUE(next.complete) << next.error;
+  EXPECT_EQ(next.body, "fine");
+}
+
+// DISABLED: core bug — a complete response marked "Connection: close" followed by stray bytes
+// in the same read: the stream finishes, then the parse error on the stray bytes is reported to
+// the finished stream, which aborts the client connection (RST) and the response is lost.
+TEST(UpstreamBodyTest, DISABLED_BytesAfterAClosingResponseDoNotCutIt) {
+  ScriptedGateway s(
+      ScriptedUpstream::Reply{okResponse("first", "Connection: close\r\n") + "GARBAGE", true});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.body, "first");
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/y")));
+  Response next = conn.readResponse();
+  ASSERT_TRUE(next.complete) << next.error;
+  EXPECT_EQ(next.body, "fine");
+}
+
+}  // namespace
+}  // namespace sluice::test
