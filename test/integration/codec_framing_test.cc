@@ -104,6 +104,13 @@ TEST_F(CodecFramingTest, ContentLengthOverLimitIs413) {
   expectRejected(kPost + "Content-Length: " + std::to_string(kMaxBody + 1) + "\r\n\r\n", 413);
 }
 
+TEST_F(CodecFramingTest, ContentLengthOverLimitWithExpectIs413WithoutContinue) {
+  Exchange e = exchange(port(), kPost + "Expect: 100-continue\r\nContent-Length: " +
+                                    std::to_string(kMaxBody + 1) + "\r\n\r\n");
+  EXPECT_TRUE(isJsonError(e.response, 413)) << "first response " << e.response.status;
+  EXPECT_TRUE(e.closed);
+}
+
 TEST_F(CodecFramingTest, ContentLengthAtLimitPasses) {
   Response r = expectAccepted(kPost + "Content-Length: " + std::to_string(kMaxBody) +
                               "\r\nConnection: close\r\n\r\n" + std::string(kMaxBody, 'x'));

@@ -116,5 +116,32 @@ TEST(DrainTest, DrainTimeoutCutsARequestThatIsTooSlow) {
   EXPECT_NE(r.status, 200);
 }
 
+TEST(DrainTest, SigintDrainsLikeSigterm) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1000", {}, "", 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(gateway.process().signal(SIGINT));
+  EXPECT_EQ(in_flight.readResponse().status, 200);
+  EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
+}
+
+TEST(DrainTest, SecondSignalStopsAtOnce) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/20000", {}, "", 1)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  // Well before drain_timeout_ms (5 s): the second signal does not wait.
+  EXPECT_NE(gateway.process().waitExit(3000), -1) << "still running after a second SIGTERM";
+  EXPECT_NE(in_flight.readResponse().status, 200);
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -2,37 +2,13 @@
 // Host kept, X-Forwarded-For appended, X-Forwarded-Proto set, method and body unchanged.
 #include <gtest/gtest.h>
 
-#include <memory>
-
-#include "test/integration/gateway.h"
+#include "test/integration/echo_fixture.h"
 
 namespace sluice::test {
 namespace {
 
-class ProxyHeadersTest : public ::testing::Test {
+class ProxyHeadersTest : public EchoFixture {
  protected:
-  static void SetUpTestSuite() {
-    backend_ = std::make_unique<EchoBackend>("echo");
-    gateway_ = std::make_unique<Gateway>(
-        R"(
-workers: 1
-plugin_paths: ${PLUGINS}
-listeners:
-  - name: edge
-    address: 127.0.0.1:${PORT}
-    context_path: /gateway
-clusters:
-  - name: echo
-    endpoints: [${BACKEND}]
-)",
-        std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
-  }
-  static void TearDownTestSuite() {
-    gateway_.reset();
-    backend_.reset();
-  }
-  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
-
   // Sends one request with `headers` on a keep-alive connection and returns the echo body.
   static std::string upstreamView(const Headers& headers, const std::string& method = "GET",
                                   const std::string& body = "") {
@@ -45,9 +21,6 @@ clusters:
     EXPECT_EQ(r.header("X-Backend"), "echo");
     return r.body;
   }
-
-  static inline std::unique_ptr<EchoBackend> backend_;
-  static inline std::unique_ptr<Gateway> gateway_;
 };
 
 TEST_F(ProxyHeadersTest, HopByHopRequestHeadersAreStripped) {
@@ -91,6 +64,16 @@ TEST_F(ProxyHeadersTest, ConnectionCannotStripHostAuthorizationOrContentLength) 
 TEST_F(ProxyHeadersTest, HostIsKept) {
   std::string body = upstreamView({{"Host", "api.example.test:8443"}});
   EXPECT_EQ(echoHeaderValues(body, "Host"), std::vector<std::string>{"api.example.test:8443"});
+}
+
+TEST_F(ProxyHeadersTest, Http10RequestWithoutHostGetsOneUpstream) {
+  // The upstream hop is HTTP/1.1, which requires a Host.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/old HTTP/1.0\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(echoString(r.body, "version"), "HTTP/1.1");
+  EXPECT_EQ(echoHeaderValues(r.body, "Host").size(), 1u) << r.body;
 }
 
 TEST_F(ProxyHeadersTest, XForwardedForIsAddedWithTheClientIp) {

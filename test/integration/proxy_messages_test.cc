@@ -1,54 +1,13 @@
 // Message semantics through the real binary: bodiless responses (HEAD, 204, 304), HTTP/1.0
-// clients, Expect: 100-continue, pipelining and downstream keep-alive.
+// clients, absolute-form targets, Expect: 100-continue, declined upgrades.
 #include <gtest/gtest.h>
 
-#include <memory>
-
-#include "test/integration/gateway.h"
+#include "test/integration/echo_fixture.h"
 
 namespace sluice::test {
 namespace {
 
-class ProxyMessagesTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() {
-    backend_ = std::make_unique<EchoBackend>("echo");
-    gateway_ = std::make_unique<Gateway>(
-        R"(
-workers: 1
-plugin_paths: ${PLUGINS}
-listeners:
-  - name: edge
-    address: 127.0.0.1:${PORT}
-    context_path: /gateway
-clusters:
-  - name: echo
-    endpoints: [${BACKEND}]
-)",
-        std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
-  }
-  static void TearDownTestSuite() {
-    gateway_.reset();
-    backend_.reset();
-  }
-  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
-
-  static int port() { return gateway_->port(); }
-  static std::string get(const std::string& path, const Headers& headers = {}) {
-    return buildRequest("GET", path, headers, "", port());
-  }
-
-  // Reads the next response on `conn` and checks it is a 200 echo of `path`.
-  static void expectEchoOf(RawConnection& conn, const std::string& path) {
-    Response r = conn.readResponse();
-    ASSERT_TRUE(r.complete) << path << ": " << r.error;
-    EXPECT_EQ(r.status, 200);
-    EXPECT_EQ(echoString(r.body, "path"), path.substr(8)) << "responses out of order";
-  }
-
-  static inline std::unique_ptr<EchoBackend> backend_;
-  static inline std::unique_ptr<Gateway> gateway_;
-};
+using ProxyMessagesTest = EchoFixture;
 
 TEST_F(ProxyMessagesTest, HeadHasNoBodyButKeepsContentLength) {
   RawConnection conn(port());
@@ -183,50 +142,46 @@ TEST_F(ProxyMessagesTest, ExpectContinueGetsInterim100ThenTheFinalResponse) {
   expectEchoOf(conn, "/gateway/echo/next");
 }
 
-TEST_F(ProxyMessagesTest, PipelinedRequestsAreAnsweredInOrder) {
+TEST_F(ProxyMessagesTest, UpgradeRequestIsServedAsAPlainRequest) {
+  // sluice does not tunnel upgrades: the request goes upstream without Upgrade/Connection.
   RawConnection conn(port());
-  // The first is the slowest: order must still hold.
-  ASSERT_TRUE(conn.send(get("/gateway/echo/delay/300") +
-                        buildRequest("POST", "/gateway/echo/p2", {}, "payload", port()) +
-                        get("/gateway/echo/p3")));
-  expectEchoOf(conn, "/gateway/echo/delay/300");
-  expectEchoOf(conn, "/gateway/echo/p2");
-  expectEchoOf(conn, "/gateway/echo/p3");
-  EXPECT_FALSE(conn.isClosed(200));
-}
-
-TEST_F(ProxyMessagesTest, PipelinedRequestsEndingWithCloseCloseAfterTheLast) {
-  RawConnection conn(port());
-  ASSERT_TRUE(conn.send(get("/gateway/echo/a") + get("/gateway/echo/b") +
-                        get("/gateway/echo/c", {{"Connection", "close"}})));
-  expectEchoOf(conn, "/gateway/echo/a");
-  expectEchoOf(conn, "/gateway/echo/b");
-  expectEchoOf(conn, "/gateway/echo/c");
-  EXPECT_TRUE(conn.isClosed(2000));
-}
-
-TEST_F(ProxyMessagesTest, KeepAliveConnectionServesManyRequests) {
-  RawConnection conn(port());
-  for (int i = 0; i < 200; ++i) {
-    std::string path = "/gateway/echo/ka/" + std::to_string(i);
-    ASSERT_TRUE(conn.send(get(path))) << i;
-    Response r = conn.readResponse();
-    ASSERT_TRUE(r.complete) << i << ": " << r.error;
-    ASSERT_EQ(r.status, 200);
-    ASSERT_TRUE(r.keep_alive) << i;
-    ASSERT_EQ(echoString(r.body, "path"), path.substr(8));
-  }
-  EXPECT_FALSE(conn.isClosed(200));
-}
-
-TEST_F(ProxyMessagesTest, ConnectionCloseRequestIsAnsweredThenClosed) {
-  RawConnection conn(port());
-  ASSERT_TRUE(conn.send(get("/gateway/echo/bye", {{"Connection", "close"}})));
+  ASSERT_TRUE(
+      conn.send(get("/gateway/echo/ws", {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}})));
   Response r = conn.readResponse();
   ASSERT_TRUE(r.complete) << r.error;
   EXPECT_EQ(r.status, 200);
-  EXPECT_EQ(r.header("Connection"), "close");
-  EXPECT_TRUE(conn.isClosed(2000));
+  EXPECT_TRUE(echoHeaderValues(r.body, "Upgrade").empty()) << r.body;
+  EXPECT_TRUE(echoHeaderValues(r.body, "Connection").empty()) << r.body;
+}
+
+// DISABLED: core bug — after a declined Upgrade (e.g. curl --http2 on http://, which sends
+// "Upgrade: h2c"), the next request on the same connection gets 400 "Pause on CONNECT/Upgrade":
+// llhttp's HPE_PAUSED_UPGRADE is treated as a parse error.
+TEST_F(ProxyMessagesTest, DISABLED_DeclinedUpgradeKeepsTheConnectionUsable) {
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send(get("/gateway/echo/h2c", {{"Connection", "Upgrade, HTTP2-Settings"},
+                                          {"Upgrade", "h2c"},
+                                          {"HTTP2-Settings", "AAMAAABkAARAAAAAAAIAAAAA"}})));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  ASSERT_TRUE(conn.send(get("/gateway/echo/second")));
+  expectEchoOf(conn, "/gateway/echo/second");
+}
+
+TEST_F(ProxyMessagesTest, UnsupportedExpectationIs417) {
+  Exchange e = exchange(port(), get("/gateway/echo/x", {{"Expect", "something-else"}}));
+  EXPECT_TRUE(isJsonError(e.response, 417));
+  EXPECT_TRUE(e.closed);
+}
+
+// DISABLED: core bug — 417 goes out as "417 Unknown" with "error":"Unknown" (reasonPhrase() in
+// core/http/serialize.cc has no entry for 417 Expectation Failed).
+TEST_F(ProxyMessagesTest, DISABLED_UnsupportedExpectationHasItsReasonPhrase) {
+  Exchange e = exchange(port(), get("/gateway/echo/x", {{"Expect", "something-else"}}));
+  EXPECT_EQ(e.response.reason, "Expectation Failed");
+  EXPECT_NE(e.response.body.find("Expectation Failed"), std::string::npos) << e.response.body;
 }
 
 }  // namespace

@@ -16,7 +16,7 @@ workers: 1
 plugin_paths: ${PLUGINS}
 limits:
   request_header_timeout_ms: 300
-  idle_timeout_ms: 400
+  idle_timeout_ms: 1500
 listeners:
   - name: edge
     address: 127.0.0.1:${PORT}
@@ -66,24 +66,37 @@ TEST_F(TimeoutsTest, TricklingHeadersStillGet408) {
   EXPECT_TRUE(conn.isClosed(2000));
 }
 
+TEST_F(TimeoutsTest, SlowHeadersOfASecondRequestGet408) {
+  // On a kept-alive connection the header timeout (not the longer idle timeout) applies as
+  // soon as the next request has started.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/first", {}, "", 1)));
+  Response first = conn.readResponse();
+  ASSERT_TRUE(first.complete) << first.error;
+  ASSERT_TRUE(conn.send("GET /gateway/echo/second HTTP/1.1\r\nHost: a\r\n"));
+  Response r = conn.readResponse();
+  EXPECT_TRUE(isJsonError(r, 408));
+  EXPECT_TRUE(conn.isClosed(2000));
+}
+
 TEST_F(TimeoutsTest, IdleKeepAliveConnectionIsClosed) {
   RawConnection conn(port());
   ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/x", {}, "", 1)));
   Response r = conn.readResponse();
   ASSERT_TRUE(r.complete) << r.error;
   EXPECT_TRUE(r.keep_alive);
-  EXPECT_TRUE(conn.isClosed(3000)) << "idle connection kept past idle_timeout_ms";
+  EXPECT_TRUE(conn.isClosed(5000)) << "idle connection kept past idle_timeout_ms";
 }
 
 TEST_F(TimeoutsTest, SilentNewConnectionIsClosed) {
   RawConnection conn(port());
-  EXPECT_TRUE(conn.isClosed(3000));
+  EXPECT_TRUE(conn.isClosed(5000));
 }
 
 TEST_F(TimeoutsTest, SlowUpstreamIsNotCutByDownstreamTimeouts) {
   // The backend takes longer than both downstream timeouts; the request is not idle.
   RawConnection conn(port());
-  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/delay/1000", {}, "", 1)));
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/delay/2500", {}, "", 1)));
   Response r = conn.readResponse();
   ASSERT_TRUE(r.complete) << r.error;
   EXPECT_EQ(r.status, 200);
@@ -99,7 +112,7 @@ TEST_F(TimeoutsTest, StalledRequestBodyClosesTheConnection) {
   ASSERT_TRUE(
       conn.send(buildRequest("POST", "/gateway/echo/upload", {{"Content-Length", "100"}}, "", 1) +
                 "only part of it"));
-  EXPECT_TRUE(conn.isClosed(3000)) << "stalled body kept open past idle_timeout_ms";
+  EXPECT_TRUE(conn.isClosed(5000)) << "stalled body kept open past idle_timeout_ms";
 }
 
 }  // namespace
