@@ -24,6 +24,7 @@ std::shared_ptr<const Config> load(const std::string& text, const std::string& n
   internal::Context ctx(name, base_dir);
   auto config = std::make_shared<Config>();
   config->file = name;
+  config->text = text;
   YAML::Node root = internal::loadDocument(text, ctx);
   if (ctx.errorCount() == 0) {
     try {

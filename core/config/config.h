@@ -98,6 +98,8 @@ struct Config {
                                           // against the config file's directory)
   Limits limits;
   uint32_t drain_timeout_ms = 15000;
+  bool watch_config = false;   // reload when the file changes (inotify)
+  std::string text;            // the YAML as read (for GET /config and its hash)
   std::vector<Listener> listeners;
   std::vector<Route> routes;
   std::vector<Cluster> clusters;

@@ -140,8 +140,8 @@ void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* 
   spans->listeners = doc.mark;
   forEachField(
       doc, "top-level config",
-      {"workers", "admin", "plugin_paths", "limits", "drain_timeout_ms", "listeners", "routes",
-       "clusters", "discovery"},
+      {"workers", "admin", "plugin_paths", "limits", "drain_timeout_ms", "watch_config",
+       "listeners", "routes", "clusters", "discovery"},
       ctx, [&](const Field& f) {
         if (f.key == "workers") {
           parseWorkers(f, ctx, &config->workers);
@@ -153,6 +153,8 @@ void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* 
           parseLimits(f, ctx, &config->limits);
         } else if (f.key == "drain_timeout_ms") {
           readTimeoutMs(f, ctx, &config->drain_timeout_ms);
+        } else if (f.key == "watch_config") {
+          readBool(f, ctx, &config->watch_config);
         } else if (f.key == "listeners") {
           spans->listeners = f.mark;
           forEachItem(f, ctx, [&](const Field& item) { parseListener(item, ctx, config, spans); });

@@ -93,6 +93,13 @@ class Loader {
   std::shared_ptr<Library> load(const config::PluginRef& ref, sluice_plugin_kind kind,
                                 std::string* error);
 
+  // Replaces the search paths (a reload with a changed plugin_paths). Libraries already open
+  // stay open; the cache still maps an unchanged file to its open Library.
+  void setSearchPaths(std::vector<std::string> search_paths) {
+    search_paths_ = std::move(search_paths);
+  }
+  const std::vector<std::string>& searchPaths() const { return search_paths_; }
+
  private:
   std::vector<std::string> search_paths_;
   HostTables tables_;

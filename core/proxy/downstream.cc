@@ -42,11 +42,11 @@ void formatPeer(const sockaddr* sa, std::string* ip, std::string* full) {
 }  // namespace
 
 DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
-                                           std::shared_ptr<WorkerFilterChain> chain,
-                                           evutil_socket_t fd, const sockaddr* peer, int)
+                                           std::shared_ptr<ListenerSlot> slot, evutil_socket_t fd,
+                                           const sockaddr* peer, int)
     : runtime_(runtime),
-      chain_(std::move(chain)),
-      parser_(http::Parser::Type::kRequest, this, chain_->info().parser_limits) {
+      slot_(std::move(slot)),
+      parser_(http::Parser::Type::kRequest, this, slot_->chain->info().parser_limits) {
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
@@ -73,7 +73,7 @@ DownstreamConnection::~DownstreamConnection() {
 }
 
 void DownstreamConnection::start() {
-  setReadTimeout(chain_->info().limits.idle_timeout_ms);
+  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   bufferevent_enable(bev_, EV_READ | EV_WRITE);
 }
 
@@ -123,7 +123,7 @@ void DownstreamConnection::processInput() {
     if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
-      setReadTimeout(chain_->info().limits.request_header_timeout_ms);
+      setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
     }
   }
 }
@@ -131,8 +131,8 @@ void DownstreamConnection::processInput() {
 int DownstreamConnection::onHead(http::MessageHead& head) {
   header_timer_ = false;
   // While the body streams, a stalled client is cut after idle_timeout_ms.
-  setReadTimeout(chain_->info().limits.idle_timeout_ms);
-  stream_ = std::make_unique<Stream>(*this, runtime_, chain_);
+  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
+  stream_ = std::make_unique<Stream>(*this, runtime_, slot_->chain);
   stream_->onRequestHead(head);
   return 0;
 }
@@ -152,11 +152,11 @@ bool DownstreamConnection::onMessageComplete() {
 
 void DownstreamConnection::onStreamDone(bool close) {
   runtime_.worker().deferDelete(std::move(stream_));
-  if (close || draining_) {
+  if (close || draining_ || slot_->removed) {
     closeAfterFlush();
     return;
   }
-  setReadTimeout(chain_->info().limits.idle_timeout_ms);
+  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   if (parser_paused_) {
     parser_paused_ = false;
     parser_.resume();

@@ -21,7 +21,7 @@ class Stream;
 
 class DownstreamConnection : public event::Deletable, private http::ParserCallbacks {
  public:
-  DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<WorkerFilterChain> chain,
+  DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<ListenerSlot> slot,
                        evutil_socket_t fd, const sockaddr* peer, int peer_len);
   ~DownstreamConnection() override;
 
@@ -40,6 +40,8 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   // Drain: close now when idle, else after the current response.
   void drain();
   bool idle() const;
+  // True when responses should say Connection: close (drain, or the listener was removed).
+  bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 
  private:
   enum class State { kActive, kClosing, kLingering, kClosed };
@@ -60,7 +62,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool onMessageComplete() override;
 
   WorkerRuntime& runtime_;
-  std::shared_ptr<WorkerFilterChain> chain_;
+  const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
+
+  std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
   bufferevent* bev_ = nullptr;
   http::Parser parser_;
   std::unique_ptr<Stream> stream_;

@@ -29,32 +29,65 @@ WorkerFilterChain::~WorkerFilterChain() {
 WorkerRuntime::WorkerRuntime(event::Worker& worker) : worker_(worker), pool_(worker) {}
 
 WorkerRuntime::~WorkerRuntime() {
-  for (auto& l : listeners_) {
-    if (l->listener != nullptr) evconnlistener_free(l->listener);
-  }
+  for (auto& l : listeners_) closeSlot(*l);
   connections_.clear();
   pool_.clear();
   clusters_.clear();
 }
 
-void WorkerRuntime::addListener(std::shared_ptr<const ListenerInfo> info, int fd) {
-  auto l = std::make_unique<Listener>();
-  l->chain = std::make_shared<WorkerFilterChain>(std::move(info), worker_.index());
-  l->runtime = this;
-  l->listener = evconnlistener_new(worker_.base(), &WorkerRuntime::onAccept, l.get(),
-                                   LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, fd);
-  listeners_.push_back(std::move(l));
+void WorkerRuntime::closeSlot(ListenerSlot& slot) {
+  slot.removed = true;
+  if (slot.listener != nullptr) {
+    evconnlistener_free(slot.listener);
+    slot.listener = nullptr;
+  }
+}
+
+void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
+  std::vector<std::shared_ptr<ListenerSlot>> next;
+  for (const ListenerUpdate& u : updates) {
+    const std::string& name = u.info->config.name;
+    std::shared_ptr<ListenerSlot> slot;
+    for (auto& old : listeners_) {
+      if (old != nullptr && old->name == name && u.fd < 0) {
+        slot = std::move(old);
+        break;
+      }
+    }
+    if (slot == nullptr) {
+      if (u.fd < 0) continue;  // nothing to keep and no socket: should not happen
+      slot = std::make_shared<ListenerSlot>();
+      slot->name = name;
+      slot->runtime = this;
+      slot->listener = evconnlistener_new(worker_.base(), &WorkerRuntime::onAccept, slot.get(),
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, u.fd);
+      if (draining_ && slot->listener != nullptr) evconnlistener_disable(slot->listener);
+    }
+    if (slot->chain == nullptr || &slot->chain->info() != u.info.get()) {
+      slot->chain = std::make_shared<WorkerFilterChain>(u.info, worker_.index());
+    }
+    next.push_back(std::move(slot));
+  }
+  // Whatever was not carried over stops accepting; its connections see `removed`.
+  for (auto& old : listeners_) {
+    if (old != nullptr) closeSlot(*old);
+  }
+  listeners_ = std::move(next);
 }
 
 void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len,
                              void* arg) {
-  auto* l = static_cast<Listener*>(arg);
-  WorkerRuntime* rt = l->runtime;
-  if (rt->draining_) {
+  auto* slot = static_cast<ListenerSlot*>(arg);
+  WorkerRuntime* rt = slot->runtime;
+  if (rt->draining_ || slot->removed) {
     evutil_closesocket(fd);
     return;
   }
-  auto conn = std::make_unique<DownstreamConnection>(*rt, l->chain, fd, addr, len);
+  std::shared_ptr<ListenerSlot> shared;
+  for (auto& l : rt->listeners_) {
+    if (l.get() == slot) shared = l;
+  }
+  auto conn = std::make_unique<DownstreamConnection>(*rt, std::move(shared), fd, addr, len);
   DownstreamConnection* raw = conn.get();
   rt->connections_.emplace(raw, std::move(conn));
   raw->start();
@@ -77,11 +110,6 @@ void WorkerRuntime::removeCluster(const std::string& name) { clusters_.erase(nam
 std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(const std::string& name) const {
   auto it = clusters_.find(name);
   return it == clusters_.end() ? nullptr : it->second;
-}
-
-void WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection> conn) {
-  DownstreamConnection* raw = conn.get();
-  connections_.emplace(raw, std::move(conn));
 }
 
 void WorkerRuntime::release(DownstreamConnection* conn) {

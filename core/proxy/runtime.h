@@ -27,7 +27,12 @@ struct ListenerInfo {
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
   http::ParserLimits parser_limits;
   config::Limits limits;
-  std::shared_ptr<const config::Config> root;  // for routes
+};
+
+// Routes and the config they came from; swapped whole on reload. Streams route with the table
+// current when their request filters finish.
+struct RouteTable {
+  std::shared_ptr<const config::Config> config;
 };
 
 // One worker's instance of a listener's filter chain. Streams keep a reference, so a chain
@@ -50,6 +55,26 @@ class WorkerFilterChain {
   std::vector<void*> workers_;
 };
 
+class WorkerRuntime;
+
+// One listener on one worker. Connections keep a reference: each new request takes the slot's
+// current chain, so a reload reaches keep-alive connections at their next request, while a
+// request in flight finishes on the chain it started with.
+struct ListenerSlot {
+  std::string name;
+  std::shared_ptr<WorkerFilterChain> chain;
+  evconnlistener* listener = nullptr;
+  WorkerRuntime* runtime = nullptr;
+  bool removed = false;  // its connections close after their current request
+};
+
+// A listener as a reload delivers it: `fd` >= 0 is a new listening socket for this worker (new
+// listener or new address); -1 keeps the socket the worker has for that name.
+struct ListenerUpdate {
+  std::shared_ptr<const ListenerInfo> info;
+  int fd = -1;
+};
+
 class WorkerRuntime {
  public:
   explicit WorkerRuntime(event::Worker& worker);
@@ -58,8 +83,13 @@ class WorkerRuntime {
   event::Worker& worker() { return worker_; }
   upstream::ConnPool& pool() { return pool_; }
 
-  // Starts accepting on `fd` (a bound, listening SO_REUSEPORT socket this worker owns).
-  void addListener(std::shared_ptr<const ListenerInfo> info, int fd);
+  // Makes the worker's listeners exactly `updates` (by name): new chains for changed ones, new
+  // sockets where given, listeners absent from `updates` stop accepting and their connections
+  // close after their current request.
+  void applyListeners(const std::vector<ListenerUpdate>& updates);
+  void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
+  const config::Config& routes() const { return *routes_->config; }
+
   // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs).
   void setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
                   std::shared_ptr<const upstream::HostSet> hosts);
@@ -68,7 +98,6 @@ class WorkerRuntime {
   std::shared_ptr<upstream::WorkerCluster> cluster(const std::string& name) const;
 
   // Connection bookkeeping.
-  void adopt(std::unique_ptr<DownstreamConnection> conn);
   void release(DownstreamConnection* conn);  // deferred delete
   size_t connectionCount() const { return connections_.size(); }
 
@@ -79,17 +108,14 @@ class WorkerRuntime {
   bool draining() const { return draining_; }
 
  private:
-  struct Listener {
-    std::shared_ptr<WorkerFilterChain> chain;
-    evconnlistener* listener = nullptr;
-    WorkerRuntime* runtime = nullptr;
-  };
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  void closeSlot(ListenerSlot& slot);
   void maybeDrained();
 
   event::Worker& worker_;
   upstream::ConnPool pool_;
-  std::vector<std::unique_ptr<Listener>> listeners_;
+  std::shared_ptr<const RouteTable> routes_;
+  std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   bool draining_ = false;

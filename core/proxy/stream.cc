@@ -173,7 +173,7 @@ void Stream::routeAndForward() {
   const ListenerInfo& li = chain_->info();
   RouteResult route_result;
   std::string why;
-  if (!route(*li.root, li.config, request_.target, &route_result, &why)) {
+  if (!route(runtime_.routes(), li.config, request_.target, &route_result, &why)) {
     gatewayError(404, why);
     return;
   }
@@ -470,7 +470,7 @@ void Stream::writeResponseHead() {
   const uint32_t st = response_.status;
   http::Framing framing = response_.framing;
   uint64_t length = response_.content_length;
-  bool close = !request_.keep_alive || runtime_.draining() || !request_complete_;
+  bool close = !request_.keep_alive || conn_.closeRequested() || !request_complete_;
   if (head_request_ || st == 204 || st == 304) {
     framing = http::Framing::kNone;
     if (st != 204 && declaredLength(response_.headers, &length)) {
@@ -577,7 +577,7 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
     }
   }
   filter_reply_pending_ = false;
-  close = close || !request_.keep_alive || runtime_.draining() || !request_complete_;
+  close = close || !request_.keep_alive || conn_.closeRequested() || !request_complete_;
   const bool no_body = head_request_ || status == 204 || status == 304;
   response_started_ = true;
   http::writeResponseHead(conn_.output(), status, "", response_.headers,

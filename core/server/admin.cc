@@ -2,8 +2,11 @@
 
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
+#include <openssl/sha.h>
 
+#include <algorithm>
 #include <cstring>
+#include <vector>
 
 #include "core/proxy/local_reply.h"
 #include "core/server/server.h"
@@ -20,6 +23,33 @@ void reply(evhttp_request* req, int code, const char* reason, const std::string&
   evbuffer_add(buf, body.data(), body.size());
   evhttp_send_reply(req, code, reason, buf);
   evbuffer_free(buf);
+}
+
+std::string jsonList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "\"" : ", \"") + proxy::jsonEscape(items[i]) + "\"";
+  }
+  return out + "]";
+}
+
+std::string reloadJson(const ReloadResult& r) {
+  return std::string("{\"ok\": ") + (r.ok ? "true" : "false") +
+         ", \"dry_run\": " + (r.dry_run ? "true" : "false") +
+         ", \"version\": " + std::to_string(r.version) + ", \"changes\": " + jsonList(r.changes) +
+         ", \"errors\": " + jsonList(r.errors) + "}\n";
+}
+
+std::string sha256Hex(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
 }
 
 }  // namespace
@@ -64,9 +94,22 @@ void Admin::onRequest(evhttp_request* req, void* arg) {
     reply(req, 200, "OK", self->statsJson(), "application/json");
   } else if (path == "/clusters") {
     reply(req, 200, "OK", self->clustersJson(), "application/json");
+  } else if (path == "/config") {
+    reply(req, 200, "OK", self->configJson(), "application/json");
+  } else if (path == "/reload") {
+    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
+      reply(req, 405, "Method Not Allowed", "{\"error\":\"use POST /reload\"}\n",
+            "application/json");
+      return;
+    }
+    bool dry_run = std::string(uri).find("dry_run=1") != std::string::npos ||
+                   std::string(uri).find("dry_run=true") != std::string::npos;
+    ReloadResult r = self->server_.reload("admin", dry_run);
+    reply(req, r.ok ? 200 : 400, r.ok ? "OK" : "Bad Request", reloadJson(r), "application/json");
   } else {
     reply(req, 404, "Not Found",
-          "{\"error\":\"unknown admin path\",\"paths\":[\"/ready\",\"/stats\",\"/clusters\"]}\n",
+          "{\"error\":\"unknown admin path\",\"paths\":[\"/ready\",\"/stats\",\"/clusters\","
+          "\"/config\",\"POST /reload\"]}\n",
           "application/json");
   }
 }
@@ -100,6 +143,19 @@ std::string Admin::statsJson() const {
   out += "  \"workers\": " + std::to_string(server_.workers().size()) + ",\n";
   out += "  \"started_at\": " + std::to_string(server_.startedAtUnix()) + ",\n";
   out += "  \"draining\": " + std::string(draining_ ? "true" : "false") + ",\n";
+  out += "  \"config_version\": " + std::to_string(server_.configVersion()) + ",\n";
+  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
+  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
+  {
+    std::vector<uint64_t> t(server_.reloadApplyTimes().begin(), server_.reloadApplyTimes().end());
+    std::sort(t.begin(), t.end());
+    auto pct = [&](double p) -> uint64_t {
+      return t.empty() ? 0 : t[static_cast<size_t>(p * static_cast<double>(t.size() - 1))];
+    };
+    out += "  \"reload_apply_us_p50\": " + std::to_string(pct(0.5)) + ",\n";
+    out += "  \"reload_apply_us_p99\": " + std::to_string(pct(0.99)) + ",\n";
+    out += "  \"reload_apply_us_max\": " + std::to_string(t.empty() ? 0 : t.back()) + ",\n";
+  }
   out += "  \"downstream_cx_total\": " + v(sum.downstream_cx_total) + ",\n";
   out += "  \"downstream_cx_active\": " + v(sum.downstream_cx_active) + ",\n";
   out += "  \"downstream_rq_total\": " + v(sum.downstream_rq_total) + ",\n";
@@ -116,6 +172,24 @@ std::string Admin::statsJson() const {
   out += "  \"upstream_rq_retry\": " + v(sum.upstream_rq_retry) + ",\n";
   out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + "\n";
   out += "}\n";
+  return out;
+}
+
+std::string Admin::configJson() const {
+  const config::Config& c = *server_.built().config;
+  const ReloadResult& last = server_.lastReload();
+  std::string out = "{\n  \"version\": " + std::to_string(server_.configVersion()) + ",\n";
+  out += "  \"sha256\": \"" + sha256Hex(c.text) + "\",\n";
+  out += "  \"file\": \"" + proxy::jsonEscape(c.file) + "\",\n";
+  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
+  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
+  if (server_.lastReloadAt() != 0) {
+    out += "  \"last_reload\": {\"at\": " + std::to_string(server_.lastReloadAt()) +
+           ", \"ok\": " + (last.ok ? "true" : "false") + ", \"version\": " +
+           std::to_string(last.version) + ", \"changes\": " + jsonList(last.changes) +
+           ", \"errors\": " + jsonList(last.errors) + "},\n";
+  }
+  out += "  \"text\": \"" + proxy::jsonEscape(c.text) + "\"\n}\n";
   return out;
 }
 

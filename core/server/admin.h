@@ -3,6 +3,10 @@
 //   GET /stats     JSON counters summed over workers
 //   GET /clusters  JSON: every cluster, its balancer and hosts (weight, health, in-flight,
 //                  total requests)
+//   GET /config    JSON: running config version, its SHA-256, file, last reload outcome, text
+//   POST /reload   reload now (SIGHUP does the same); `?dry_run=1` validates and lists what
+//                  would change without applying it. 200 with the changes, or 400 with the
+//                  errors (file:line:col: reason) while the old config keeps serving
 #pragma once
 
 #include <event2/http.h>
@@ -28,6 +32,7 @@ class Admin {
   static void onRequest(evhttp_request* req, void* arg);
   std::string statsJson() const;
   std::string clustersJson() const;
+  std::string configJson() const;
 
   Server& server_;
   evhttp* http_ = nullptr;

@@ -1,6 +1,11 @@
 // Turns a validated config into what the workers run: plugins loaded and their configs
-// validated, listener filter chains, clusters with balancers and resolved host sets. Main
-// thread. Used by `--validate` (build, report, discard) and by the server at start.
+// validated, listener filter chains, route table, clusters with balancers, discovery entries.
+// Main thread. Used by `--validate` (build, report, discard), at start, and by every reload.
+//
+// On reload, `previous` lets unchanged parts be reused as the same objects: a listener whose
+// settings and filter chain (config and plugin file) are unchanged keeps its ListenerInfo, so
+// the workers keep their filter instances (and their state); a cluster whose settings and
+// balancer are unchanged keeps its ClusterInfo, so the workers keep their balancer instances.
 #pragma once
 
 #include <memory>
@@ -12,24 +17,23 @@
 #include "core/proxy/runtime.h"
 #include "core/server/cluster_manager.h"
 #include "core/upstream/cluster.h"
-#include "core/upstream/host.h"
 
 namespace sluice::server {
 
-struct BuiltCluster {
-  std::shared_ptr<const upstream::ClusterInfo> info;
-  std::shared_ptr<const upstream::HostSet> hosts;
-};
+using BuiltCluster = ClusterSpec;
 
 // A discovery entry: its plugin config instance, and the template for the clusters it creates.
 struct BuiltDiscovery {
   std::shared_ptr<plugin::DiscoveryConfig> plugin;
   ClusterTemplate cluster_template;
+  std::string key;
 };
 
 struct Built {
   std::shared_ptr<const config::Config> config;
+  std::shared_ptr<const proxy::RouteTable> routes;
   std::vector<std::shared_ptr<const proxy::ListenerInfo>> listeners;
+  std::vector<std::string> listener_keys;  // parallel to `listeners`
   std::vector<BuiltCluster> clusters;
   std::vector<BuiltDiscovery> discovery;
 };
@@ -39,8 +43,9 @@ struct Built {
 std::unique_ptr<plugin::Loader> makeLoader(const config::Config& config);
 
 // Builds everything; on failure returns false with one line per problem in `errors`
-// ("file:line:col: ..."). Endpoint host names are resolved here (blocking).
-bool build(std::shared_ptr<const config::Config> config, plugin::Loader& loader, Built* out,
-           std::vector<std::string>* errors);
+// ("file:line:col: ..."). Endpoint host names are resolved here (blocking) to report bad ones.
+// `previous` (may be null) is the running build whose unchanged parts are reused.
+bool build(std::shared_ptr<const config::Config> config, plugin::Loader& loader,
+           const Built* previous, Built* out, std::vector<std::string>* errors);
 
 }  // namespace sluice::server

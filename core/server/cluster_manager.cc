@@ -1,14 +1,43 @@
 #include "core/server/cluster_manager.h"
 
+#include <algorithm>
+
 #include "absl/container/flat_hash_map.h"
 #include "core/common/log.h"
+#include "core/event/main_thread.h"
 
 namespace sluice::server {
 
 void ClusterManager::addInitial(std::shared_ptr<const upstream::ClusterInfo> info,
                                 std::shared_ptr<const upstream::HostSet> hosts) {
   std::string name = info->config.name;
+  yaml_[name] = {};
+  for (const auto& e : hosts->entries()) {
+    yaml_[name].push_back(EndpointSpec{e.host->address(), e.weight, e.zone, e.metadata});
+  }
   clusters_[name] = Entry{std::move(info), std::move(hosts)};
+}
+
+std::shared_ptr<const upstream::ClusterInfo> ClusterManager::fromTemplate(
+    const ClusterTemplate& tmpl, const std::string& name) const {
+  auto info = std::make_unique<upstream::ClusterInfo>();
+  info->config = tmpl.defaults;
+  info->config.name = name;
+  info->config.endpoints.clear();
+  info->balancer = tmpl.balancer;
+  return event::mainThreadOwned(std::move(info));
+}
+
+bool ClusterManager::discoveredEndpoints(const std::string& name,
+                                         std::vector<EndpointSpec>* out) const {
+  bool found = false;
+  for (const auto& [source, clusters] : by_source_) {
+    auto it = clusters.find(name);
+    if (it == clusters.end()) continue;
+    found = true;
+    out->insert(out->end(), it->second.begin(), it->second.end());
+  }
+  return found;
 }
 
 std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
@@ -52,6 +81,12 @@ void ClusterManager::publish(const Entry& entry) {
   post_all_([info, hosts](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts); });
 }
 
+void ClusterManager::remove(const std::string& name) {
+  clusters_.erase(name);
+  post_all_([name](proxy::WorkerRuntime& rt) { rt.removeCluster(name); });
+  SLUICE_LOG(kInfo, "cluster '", name, "' removed");
+}
+
 bool ClusterManager::setEndpoints(const std::string& cluster,
                                   const std::vector<EndpointSpec>& endpoints,
                                   std::vector<std::string>* errors) {
@@ -66,17 +101,29 @@ bool ClusterManager::setEndpoints(const std::string& cluster,
 void ClusterManager::applySnapshot(size_t source, const ClusterTemplate& tmpl,
                                    const std::map<std::string, std::vector<EndpointSpec>>& snapshot,
                                    std::vector<std::string>* errors) {
-  std::vector<std::string> named;
+  template_balancer_[source] = tmpl.balancer;
+  std::map<std::string, std::vector<EndpointSpec>>& mine = by_source_[source];
+  // Names whose list from this source changed (or whose cluster does not exist yet). A cluster
+  // with an unchanged list keeps its host set and version: no needless rebuild of schedules.
+  std::vector<std::string> changed;
+  for (const auto& [name, endpoints] : mine) {
+    auto now = snapshot.find(name);
+    if (now == snapshot.end() || now->second != endpoints) changed.push_back(name);
+  }
   for (const auto& [name, endpoints] : snapshot) {
-    named.push_back(name);
+    auto before = mine.find(name);
+    if (before == mine.end() || clusters_.count(name) == 0) changed.push_back(name);
+  }
+  std::sort(changed.begin(), changed.end());
+  changed.erase(std::unique(changed.begin(), changed.end()), changed.end());
+  mine = snapshot;
+  for (const std::string& name : changed) {
+    std::vector<EndpointSpec> endpoints;
+    bool named = discoveredEndpoints(name, &endpoints);
     auto it = clusters_.find(name);
     if (it == clusters_.end()) {
-      auto info = std::make_shared<upstream::ClusterInfo>();
-      info->config = tmpl.defaults;
-      info->config.name = name;
-      info->config.endpoints.clear();
-      info->balancer = tmpl.balancer;
-      Entry entry{std::move(info), nullptr};
+      if (!named) continue;
+      Entry entry{fromTemplate(tmpl, name), nullptr};
       entry.hosts = buildHostSet(nullptr, endpoints, name, errors);
       SLUICE_LOG(kInfo, "cluster '", name, "' discovered with ", entry.hosts->size(),
                  " endpoints");
@@ -84,15 +131,75 @@ void ClusterManager::applySnapshot(size_t source, const ClusterTemplate& tmpl,
       publish(it->second);
       continue;
     }
+    if (!named) {
+      auto y = yaml_.find(name);
+      if (y != yaml_.end()) {
+        SLUICE_LOG(kWarn, "cluster '", name, "' vanished from discovery; back to its YAML endpoints");
+        endpoints = y->second;
+      } else {
+        SLUICE_LOG(kWarn, "cluster '", name, "' vanished from discovery; it now has no endpoints");
+      }
+    }
     setEndpoints(name, endpoints, errors);
   }
-  // Clusters this source named before but not now: emptied, not removed.
-  for (const std::string& old : owned_[source]) {
-    if (snapshot.count(old) != 0) continue;
-    SLUICE_LOG(kWarn, "cluster '", old, "' vanished from discovery; it now has no endpoints");
-    setEndpoints(old, {}, errors);
+}
+
+void ClusterManager::reconcile(const std::vector<ClusterSpec>& yaml,
+                               const std::vector<ClusterTemplate>& templates,
+                               std::vector<std::string>* errors) {
+  // Sources that are gone: forget what they published.
+  std::vector<std::string> orphaned;
+  for (auto it = by_source_.begin(); it != by_source_.end();) {
+    if (it->first < templates.size()) {
+      ++it;
+      continue;
+    }
+    for (const auto& [name, unused] : it->second) orphaned.push_back(name);
+    template_balancer_.erase(it->first);
+    it = by_source_.erase(it);
   }
-  owned_[source] = std::move(named);
+  std::map<std::string, std::vector<EndpointSpec>> next_yaml;
+  for (const ClusterSpec& spec : yaml) {
+    const std::string& name = spec.info->config.name;
+    next_yaml[name] = spec.endpoints;
+    std::vector<EndpointSpec> discovered;
+    bool named = discoveredEndpoints(name, &discovered);
+    const std::vector<EndpointSpec>& endpoints = named ? discovered : spec.endpoints;
+    auto it = clusters_.find(name);
+    if (it == clusters_.end()) {
+      Entry entry{spec.info, buildHostSet(nullptr, endpoints, name, errors)};
+      it = clusters_.emplace(name, std::move(entry)).first;
+      publish(it->second);
+      continue;
+    }
+    it->second.info = spec.info;
+    it->second.hosts = buildHostSet(&it->second, endpoints, name, errors);
+    publish(it->second);
+  }
+  // Discovered clusters whose source template changed take the new settings and balancer.
+  for (const auto& [source, clusters] : by_source_) {
+    const ClusterTemplate& tmpl = templates[source];
+    auto tb = template_balancer_.find(source);
+    if (tb != template_balancer_.end() && tb->second == tmpl.balancer) continue;
+    template_balancer_[source] = tmpl.balancer;
+    for (const auto& [name, unused] : clusters) {
+      auto c = clusters_.find(name);
+      if (c == clusters_.end() || next_yaml.count(name) != 0) continue;
+      c->second.info = fromTemplate(tmpl, name);
+      publish(c->second);
+    }
+  }
+  // Clusters neither the YAML nor any source names any more are removed.
+  std::vector<std::string> candidates = orphaned;
+  for (const auto& [name, unused] : yaml_) candidates.push_back(name);
+  for (const std::string& name : candidates) {
+    std::vector<EndpointSpec> ignored;
+    if (next_yaml.count(name) == 0 && !discoveredEndpoints(name, &ignored) &&
+        clusters_.count(name) != 0) {
+      remove(name);
+    }
+  }
+  yaml_ = std::move(next_yaml);
 }
 
 }  // namespace sluice::server

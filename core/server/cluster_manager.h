@@ -22,12 +22,24 @@ struct EndpointSpec {
   uint32_t weight = 1;  // 0 is read as 1
   std::string zone;
   std::vector<std::pair<std::string, std::string>> metadata;
+
+  bool operator==(const EndpointSpec& o) const {
+    return address == o.address && weight == o.weight && zone == o.zone && metadata == o.metadata;
+  }
+  bool operator!=(const EndpointSpec& o) const { return !(*this == o); }
 };
 
 // Where a discovery entry's clusters come from: settings and a shared balancer config.
 struct ClusterTemplate {
   config::Cluster defaults;
   std::shared_ptr<plugin::BalancerConfig> balancer;
+};
+
+// A cluster defined in the YAML, as built for (re)configuration.
+struct ClusterSpec {
+  std::shared_ptr<const upstream::ClusterInfo> info;
+  std::vector<EndpointSpec> endpoints;  // from the YAML (discovery may replace them)
+  std::string key;                      // settings + balancer config, for reuse and diffs
 };
 
 class ClusterManager {
@@ -46,13 +58,22 @@ class ClusterManager {
   bool setEndpoints(const std::string& cluster, const std::vector<EndpointSpec>& endpoints,
                     std::vector<std::string>* errors);
 
-  // Applies a full discovery snapshot from `source` (a discovery entry's index): clusters named
-  // in it get its endpoint lists (created from `tmpl` when new, unless the YAML defines the
-  // cluster, whose settings then win); clusters `source` published before and not now are
-  // emptied (kept, answering 503) — so a registry hiccup never deletes a route.
+  // Applies a full discovery snapshot from `source` (a discovery entry's index). A cluster's
+  // endpoints are the union of what every source names for it (so two registries can feed one
+  // cluster); a cluster is created from `tmpl` when new (the YAML's settings win for a cluster
+  // it defines). A cluster no source names any more is emptied (kept, answering 503) — a
+  // registry hiccup never deletes a route — or, when the YAML defines it, gets its YAML
+  // endpoints back.
   void applySnapshot(size_t source, const ClusterTemplate& tmpl,
                      const std::map<std::string, std::vector<EndpointSpec>>& snapshot,
                      std::vector<std::string>* errors);
+
+  // A reload: the YAML clusters become exactly `yaml` (new settings/balancers applied, hosts
+  // kept by address); YAML clusters that are gone are removed unless a discovery source still
+  // names them; discovered clusters take their source's new template when it changed
+  // (`templates[i]` for source i); a source that is gone has its clusters removed.
+  void reconcile(const std::vector<ClusterSpec>& yaml, const std::vector<ClusterTemplate>& templates,
+                 std::vector<std::string>* errors);
 
   struct Entry {
     std::shared_ptr<const upstream::ClusterInfo> info;
@@ -69,7 +90,18 @@ class ClusterManager {
 
   PostAll post_all_;
   std::map<std::string, Entry> clusters_;
-  std::map<size_t, std::vector<std::string>> owned_;  // discovery source → clusters it named
+  std::shared_ptr<const upstream::ClusterInfo> fromTemplate(const ClusterTemplate& tmpl,
+                                                            const std::string& name) const;
+  void remove(const std::string& name);
+
+  // The union of every source's endpoints for `name`; false when no source names it.
+  bool discoveredEndpoints(const std::string& name, std::vector<EndpointSpec>* out) const;
+
+  // What each discovery source last published.
+  std::map<size_t, std::map<std::string, std::vector<EndpointSpec>>> by_source_;
+  // Clusters defined in the YAML, with their YAML endpoints.
+  std::map<std::string, std::vector<EndpointSpec>> yaml_;
+  std::map<size_t, std::shared_ptr<plugin::BalancerConfig>> template_balancer_;
   uint64_t next_version_ = 2;
 };
 

@@ -86,14 +86,15 @@ int mainImpl(int argc, char** argv) {
   if (cfg != nullptr) {
     auto loader = server::makeLoader(*cfg);
     server::Built built;
-    if (server::build(cfg, *loader, &built, &errors)) {
+    if (server::build(cfg, *loader, nullptr, &built, &errors)) {
       if (validate) {
         printf("OK: %s\n", cfg->file.c_str());
         return 0;
       }
       evthread_use_pthreads();
       server::Server server;
-      return server.run(std::move(built), std::move(loader));
+      return server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
+                        std::move(loader));
     }
   }
   for (const std::string& e : errors) fprintf(stderr, "%s\n", e.c_str());

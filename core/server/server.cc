@@ -7,7 +7,9 @@
 #include <thread>
 
 #include "core/common/log.h"
+#include "core/event/main_thread.h"
 #include "core/server/admin.h"
+#include "core/server/config_watch.h"
 #include "core/server/listen.h"
 
 namespace sluice::server {
@@ -23,10 +25,11 @@ uint32_t workerCount(const config::Config& c) {
 
 }  // namespace
 
-Server::Server() : base_(event_base_new()) {}
+Server::Server() : base_(event_base_new()) { event::installMainThread(base_); }
 
 Server::~Server() {
-  stopDiscovery();
+  stopAllDiscovery();
+  watch_.reset();
   for (auto& w : workers_) {
     w->stop();
     w->join();
@@ -35,49 +38,63 @@ Server::~Server() {
   // plugin configs and libraries in built_.
   runtimes_.clear();
   workers_.clear();
+  clusters_.reset();
   admin_.reset();
+  event::uninstallMainThread();
   for (::event* e : signal_events_) event_free(e);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
+  built_ = Built();
   event_base_free(base_);
 }
 
-bool Server::openListeners(uint32_t workers, std::vector<std::vector<int>>* fds) {
-  fds->assign(workers, {});
-  for (const auto& l : built_.listeners) {
-    for (uint32_t w = 0; w < workers; ++w) {
-      std::string error;
-      int fd = listenOn(l->config.address, kBacklog, &error);
-      if (fd < 0) {
-        SLUICE_LOG(kError, l->config.mark.str(), ": listener '", l->config.name, "': ", error);
-        for (auto& list : *fds) {
-          for (int f : list) close(f);
-        }
-        return false;
-      }
-      (*fds)[w].push_back(fd);
+bool Server::openListener(const config::Listener& l, std::vector<int>* fds) {
+  for (size_t w = 0; w < workers_.size(); ++w) {
+    std::string error;
+    int fd = listenOn(l.address, kBacklog, &error);
+    if (fd < 0) {
+      SLUICE_LOG(kError, l.mark.str(), ": listener '", l.name, "': ", error);
+      for (int f : *fds) close(f);
+      fds->clear();
+      return false;
     }
+    fds->push_back(fd);
   }
   return true;
 }
 
-int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
+void Server::closeFds(std::map<std::string, std::vector<int>>* fds) {
+  for (auto& [name, list] : *fds) {
+    for (int f : list) close(f);
+  }
+  fds->clear();
+}
+
+int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader> loader) {
+  source_ = std::move(source);
   built_ = std::move(built);
   loader_ = std::move(loader);
   started_at_ = static_cast<uint64_t>(time(nullptr));
   const config::Config& cfg = *built_.config;
   const uint32_t n = workerCount(cfg);
+  for (uint32_t i = 0; i < n; ++i) workers_.push_back(std::make_unique<event::Worker>(i));
 
-  std::vector<std::vector<int>> fds;
-  if (!openListeners(n, &fds)) return 1;
+  std::map<std::string, std::vector<int>> fds;
+  for (const auto& l : built_.listeners) {
+    if (!openListener(l->config, &fds[l->config.name])) {
+      closeFds(&fds);
+      return 1;
+    }
+    listener_address_[l->config.name] = l->config.address;
+  }
   if (!cfg.admin_address.empty()) {
     admin_ = std::make_unique<Admin>(*this);
     std::string error;
     if (!admin_->listen(cfg.admin_address, &error)) {
       SLUICE_LOG(kError, "admin: ", error);
+      closeFds(&fds);
       return 1;
     }
   }
-
   for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
     ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
     event_add(e, nullptr);
@@ -87,23 +104,21 @@ int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
 
   clusters_ = std::make_unique<ClusterManager>(
       [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
-  for (const BuiltCluster& c : built_.clusters) clusters_->addInitial(c.info, c.hosts);
-
   runtimes_.resize(n);
   for (uint32_t i = 0; i < n; ++i) {
-    workers_.push_back(std::make_unique<event::Worker>(i));
-  }
-  for (uint32_t i = 0; i < n; ++i) {
     event::Worker* w = workers_[i].get();
-    std::vector<int> mine = fds[i];
-    w->start([this, w, i, mine] {
-      auto rt = std::make_unique<proxy::WorkerRuntime>(*w);
-      for (const BuiltCluster& c : built_.clusters) rt->setCluster(c.info, c.hosts);
-      // Discovery may have posted updates already; they run after this init, in order.
-      for (size_t l = 0; l < built_.listeners.size(); ++l) rt->addListener(built_.listeners[l], mine[l]);
-      runtimes_[i] = std::move(rt);
-    });
+    w->start([this, w, i] { runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w); });
   }
+  // Everything reaches the workers the way a reload does: clusters, then routes and listeners.
+  std::vector<ClusterTemplate> templates;
+  for (const auto& d : built_.discovery) templates.push_back(d.cluster_template);
+  std::vector<std::string> errors;
+  clusters_->reconcile(built_.clusters, templates, &errors);
+  for (const std::string& e : errors) SLUICE_LOG(kWarn, e);
+  applyToWorkers(fds, 0);
+  for (size_t i = 0; i < built_.discovery.size(); ++i) startDiscovery(i);
+  updateWatch();
+
   for (const auto& l : built_.listeners) {
     SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,
                l->config.context_path.empty() ? "" : " context path ", l->config.context_path,
@@ -111,9 +126,8 @@ int Server::run(Built built, std::unique_ptr<plugin::Loader> loader) {
   }
   SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", built_.clusters.size(), " clusters",
              admin_ != nullptr ? ", admin on " : "", cfg.admin_address);
-  startDiscovery();
   event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
-  stopDiscovery();
+  stopAllDiscovery();
   SLUICE_LOG(kInfo, "sluice stopped");
   return 0;
 }
@@ -127,41 +141,40 @@ void Server::postAll(std::function<void(proxy::WorkerRuntime&)> fn) {
   }
 }
 
-void Server::startDiscovery() {
-  for (size_t i = 0; i < built_.discovery.size(); ++i) {
-    const BuiltDiscovery& d = built_.discovery[i];
-    auto sink = std::make_unique<DiscoverySinkImpl>(
-        base_, d.plugin->name(), [this, i](const Snapshot& snapshot) {
-          std::vector<std::string> errors;
-          clusters_->applySnapshot(i, built_.discovery[i].cluster_template, snapshot, &errors);
-          for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
-        });
-    const auto& hooks = d.plugin->hooks();
-    bool ok = hooks.start(d.plugin->config(), sink->handle()) == 0;
-    if (!ok) {
-      SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
-                 "their configured endpoints");
-    }
-    discovery_started_.push_back(ok);
-    sinks_.push_back(std::move(sink));
+void Server::startDiscovery(size_t i) {
+  if (sinks_.size() <= i) sinks_.resize(i + 1);
+  const BuiltDiscovery& d = built_.discovery[i];
+  auto sink = std::make_unique<DiscoverySinkImpl>(
+      base_, d.plugin->name(), [this, i](const Snapshot& snapshot) {
+        if (i >= built_.discovery.size()) return;
+        std::vector<std::string> errors;
+        clusters_->applySnapshot(i, built_.discovery[i].cluster_template, snapshot, &errors);
+        for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
+      });
+  if (d.plugin->hooks().start(d.plugin->config(), sink->handle()) != 0) {
+    SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
+               "their last endpoints");
+    return;
   }
+  sinks_[i] = std::move(sink);
 }
 
-void Server::stopDiscovery() {
-  for (size_t i = 0; i < sinks_.size(); ++i) {
-    sinks_[i]->close();
-    if (discovery_started_[i]) {
-      const BuiltDiscovery& d = built_.discovery[i];
-      d.plugin->hooks().stop(d.plugin->config());
-      discovery_started_[i] = false;
-    }
-  }
+void Server::stopDiscovery(size_t i) {
+  if (i >= sinks_.size() || sinks_[i] == nullptr) return;
+  sinks_[i]->close();
+  const BuiltDiscovery& d = built_.discovery[i];
+  d.plugin->hooks().stop(d.plugin->config());
+  sinks_[i].reset();
+}
+
+void Server::stopAllDiscovery() {
+  for (size_t i = 0; i < sinks_.size(); ++i) stopDiscovery(i);
 }
 
 void Server::onSignal(evutil_socket_t sig, short, void* arg) {
   auto* self = static_cast<Server*>(arg);
   if (sig == SIGHUP) {
-    SLUICE_LOG(kWarn, "SIGHUP: configuration reload is not implemented yet; still serving");
+    self->reload("SIGHUP", false);
     return;
   }
   self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -178,18 +191,13 @@ void Server::beginDrain(const char* why) {
   SLUICE_LOG(kInfo, why, ": draining (up to ", ms, " ms): no new connections, in-flight ",
              "requests finish");
   if (admin_ != nullptr) admin_->setDraining();
+  watch_.reset();
   drain_timer_ = evtimer_new(base_, &Server::onDrainTimeout, this);
   timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
   evtimer_add(drain_timer_, &tv);
   for (size_t i = 0; i < workers_.size(); ++i) {
     workers_[i]->post([this, i] {
-      runtimes_[i]->drain([this] {
-        event_base_once(base_, -1, EV_TIMEOUT,
-                        [](evutil_socket_t, short, void* arg) {
-                          static_cast<Server*>(arg)->workerDrained();
-                        },
-                        this, nullptr);
-      });
+      runtimes_[i]->drain([this] { event::postToMain([this] { workerDrained(); }); });
     });
   }
 }

@@ -1,9 +1,12 @@
-// The running proxy: the main thread's event loop (signals, admin listener), the workers, and
-// graceful drain. Main thread.
+// The running proxy: the main thread's event loop (signals, admin listener, discovery, config
+// reloads), the workers, and graceful drain. Main thread.
 #pragma once
 
 #include <event2/event.h>
 
+#include <cstdint>
+#include <deque>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -17,6 +20,22 @@
 namespace sluice::server {
 
 class Admin;
+class ConfigWatch;
+
+// Where the configuration comes from, to read it again on reload.
+struct ConfigSource {
+  std::string path;      // "" = the embedded text
+  std::string embedded;  // used when path is empty
+};
+
+// What a reload did (or, for a dry run, would do).
+struct ReloadResult {
+  bool ok = false;
+  bool dry_run = false;
+  uint64_t version = 0;               // running config version afterwards
+  std::vector<std::string> errors;    // "file:line:col: reason" lines when !ok
+  std::vector<std::string> changes;   // human-readable, e.g. "cluster 'a': balancer round_robin → p2c"
+};
 
 class Server {
  public:
@@ -28,7 +47,12 @@ class Server {
   // Opens every listening socket, starts the workers and runs the main loop until SIGTERM/
   // SIGINT have drained the workers (or drain_timeout_ms passed). Returns the exit code:
   // 0 after a drain, 1 when start-up failed (the reason is logged).
-  int run(Built built, std::unique_ptr<plugin::Loader> loader);
+  int run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader> loader);
+
+  // Reads the config again and, unless `dry_run`, swaps it in: parse → validate → build off the
+  // workers → post to every worker. Any failure changes nothing (the old config keeps serving).
+  // `trigger` names the cause in logs ("SIGHUP", "admin", "file watch").
+  ReloadResult reload(const std::string& trigger, bool dry_run);
 
   // For the admin endpoint.
   const std::vector<std::unique_ptr<event::Worker>>& workers() const { return workers_; }
@@ -36,18 +60,31 @@ class Server {
   const ClusterManager& clusterManager() const { return *clusters_; }
   event_base* base() const { return base_; }
   uint64_t startedAtUnix() const { return started_at_; }
+  uint64_t configVersion() const { return version_; }
+  const ReloadResult& lastReload() const { return last_reload_; }
+  uint64_t lastReloadAt() const { return last_reload_at_; }
+  uint64_t reloadsOk() const { return reloads_ok_; }
+  uint64_t reloadsFailed() const { return reloads_failed_; }
+  // Time from a reload's start to the last worker running the new snapshot, in µs, newest last
+  // (the last 1000 reloads).
+  const std::deque<uint64_t>& reloadApplyTimes() const { return apply_us_; }
 
  private:
-  bool openListeners(uint32_t workers, std::vector<std::vector<int>>* fds);
+  bool openListener(const config::Listener& l, std::vector<int>* fds);
+  void closeFds(std::map<std::string, std::vector<int>>* fds);
   static void onSignal(evutil_socket_t sig, short, void* arg);
   static void onDrainTimeout(evutil_socket_t, short, void* arg);
   void beginDrain(const char* why);
   void workerDrained();
   void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
-  void startDiscovery();
-  void stopDiscovery();
+  void applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds, uint64_t started_us);
+  void startDiscovery(size_t index);
+  void stopDiscovery(size_t index);
+  void stopAllDiscovery();
+  void updateWatch();
 
   event_base* base_;
+  ConfigSource source_;
   Built built_;
   std::unique_ptr<plugin::Loader> loader_;
   std::vector<std::unique_ptr<event::Worker>> workers_;
@@ -56,11 +93,19 @@ class Server {
   ::event* drain_timer_ = nullptr;
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ClusterManager> clusters_;
+  std::unique_ptr<ConfigWatch> watch_;
+  // One per discovery entry (index = its position in built_.discovery); null when not running.
   std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;
-  std::vector<bool> discovery_started_;
+  std::map<std::string, std::string> listener_address_;  // name → address it is bound to
   bool draining_ = false;
   size_t drained_workers_ = 0;
   uint64_t started_at_ = 0;
+  uint64_t version_ = 1;
+  ReloadResult last_reload_;
+  uint64_t last_reload_at_ = 0;
+  uint64_t reloads_ok_ = 0;
+  uint64_t reloads_failed_ = 0;
+  std::deque<uint64_t> apply_us_;
 };
 
 }  // namespace sluice::server

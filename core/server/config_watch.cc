@@ -1,0 +1,63 @@
+#include "core/server/config_watch.h"
+
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+
+#include "core/common/log.h"
+
+namespace sluice::server {
+
+ConfigWatch::ConfigWatch(event_base* base, const std::string& path, uint32_t debounce_ms,
+                         std::function<void()> changed)
+    : debounce_ms_(debounce_ms), changed_(std::move(changed)) {
+  std::filesystem::path p = std::filesystem::absolute(path);
+  name_ = p.filename().string();
+  fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd_ < 0 || inotify_add_watch(fd_, p.parent_path().c_str(),
+                                   IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_MODIFY) < 0) {
+    SLUICE_LOG(kError, "watch_config: cannot watch ", p.parent_path().string(), ": ",
+               strerror(errno), "; reload with SIGHUP or POST /reload instead");
+    if (fd_ >= 0) close(fd_);
+    fd_ = -1;
+    return;
+  }
+  read_event_ = event_new(base, fd_, EV_READ | EV_PERSIST, &ConfigWatch::onInotify, this);
+  event_add(read_event_, nullptr);
+  quiet_timer_ = evtimer_new(base, &ConfigWatch::onQuiet, this);
+  SLUICE_LOG(kInfo, "watching ", p.string(), " for changes");
+}
+
+ConfigWatch::~ConfigWatch() {
+  if (read_event_ != nullptr) event_free(read_event_);
+  if (quiet_timer_ != nullptr) event_free(quiet_timer_);
+  if (fd_ >= 0) close(fd_);
+}
+
+void ConfigWatch::onInotify(evutil_socket_t fd, short, void* arg) {
+  auto* self = static_cast<ConfigWatch*>(arg);
+  alignas(inotify_event) char buf[8192];
+  bool relevant = false;
+  for (;;) {
+    ssize_t n = read(fd, buf, sizeof(buf));
+    if (n <= 0) break;
+    for (char* p = buf; p < buf + n;) {
+      auto* ev = reinterpret_cast<inotify_event*>(p);
+      if (ev->len > 0 && self->name_ == ev->name) relevant = true;
+      p += sizeof(inotify_event) + ev->len;
+    }
+  }
+  if (!relevant) return;
+  timeval tv{static_cast<time_t>(self->debounce_ms_ / 1000),
+             static_cast<suseconds_t>((self->debounce_ms_ % 1000) * 1000)};
+  evtimer_add(self->quiet_timer_, &tv);  // re-arming pushes the reload past the burst
+}
+
+void ConfigWatch::onQuiet(evutil_socket_t, short, void* arg) {
+  static_cast<ConfigWatch*>(arg)->changed_();
+}
+
+}  // namespace sluice::server

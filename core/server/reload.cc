@@ -1,0 +1,259 @@
+// Configuration reload: parse → validate → build off the workers → post to every worker →
+// workers swap. A failure at any step changes nothing. Main thread.
+#include <time.h>
+#include <unistd.h>
+
+#include <set>
+
+#include "core/common/log.h"
+#include "core/event/main_thread.h"
+#include "core/server/config_watch.h"
+#include "core/server/server.h"
+
+namespace sluice::server {
+namespace {
+
+uint64_t nowUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
+
+std::string filterNames(const proxy::ListenerInfo& l) {
+  std::string s = "[";
+  for (size_t i = 0; i < l.config.filters.size(); ++i) {
+    s += (i == 0 ? "" : ", ") + l.config.filters[i].name;
+  }
+  return s + "]";
+}
+
+// What differs between two builds, one line per change.
+std::vector<std::string> diff(const Built& old, const Built& next) {
+  std::vector<std::string> out;
+  std::map<std::string, size_t> old_listeners;
+  for (size_t i = 0; i < old.listeners.size(); ++i) old_listeners[old.listeners[i]->config.name] = i;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < next.listeners.size(); ++i) {
+    const auto& l = *next.listeners[i];
+    seen.insert(l.config.name);
+    auto it = old_listeners.find(l.config.name);
+    if (it == old_listeners.end()) {
+      out.push_back("listener '" + l.config.name + "' added on " + l.config.address);
+      continue;
+    }
+    const auto& o = *old.listeners[it->second];
+    if (o.config.address != l.config.address) {
+      out.push_back("listener '" + l.config.name + "': address " + o.config.address + " → " +
+                    l.config.address);
+    }
+    if (o.config.context_path != l.config.context_path) {
+      out.push_back("listener '" + l.config.name + "': context_path '" + o.config.context_path +
+                    "' → '" + l.config.context_path + "'");
+    }
+    if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
+        o.config.address == l.config.address && o.config.context_path == l.config.context_path) {
+      out.push_back("listener '" + l.config.name + "': filter settings, limits or plugin files changed");
+    } else if (filterNames(o) != filterNames(l)) {
+      out.push_back("listener '" + l.config.name + "': filters " + filterNames(o) + " → " +
+                    filterNames(l));
+    }
+  }
+  for (const auto& [name, i] : old_listeners) {
+    if (seen.count(name) == 0) out.push_back("listener '" + name + "' removed");
+  }
+  std::map<std::string, const BuiltCluster*> old_clusters;
+  for (const auto& c : old.clusters) old_clusters[c.info->config.name] = &c;
+  std::set<std::string> seen_clusters;
+  for (const auto& c : next.clusters) {
+    const std::string& name = c.info->config.name;
+    seen_clusters.insert(name);
+    auto it = old_clusters.find(name);
+    if (it == old_clusters.end()) {
+      out.push_back("cluster '" + name + "' added (" + c.info->config.balancer.name + ")");
+      continue;
+    }
+    const BuiltCluster& o = *it->second;
+    if (o.info->config.balancer.name != c.info->config.balancer.name) {
+      out.push_back("cluster '" + name + "': balancer " + o.info->config.balancer.name + " → " +
+                    c.info->config.balancer.name);
+    } else if (o.info != c.info) {
+      out.push_back("cluster '" + name + "': settings or balancer config changed");
+    }
+    std::set<std::string> a, b;
+    for (const auto& e : o.endpoints) a.insert(e.address);
+    for (const auto& e : c.endpoints) b.insert(e.address);
+    if (a != b) out.push_back("cluster '" + name + "': endpoints changed");
+  }
+  for (const auto& [name, c] : old_clusters) {
+    if (seen_clusters.count(name) == 0) out.push_back("cluster '" + name + "' removed");
+  }
+  if (old.config->routes.size() != next.config->routes.size()) {
+    out.push_back("routes: " + std::to_string(old.config->routes.size()) + " → " +
+                  std::to_string(next.config->routes.size()));
+  } else {
+    for (size_t i = 0; i < next.config->routes.size(); ++i) {
+      const auto& a = old.config->routes[i];
+      const auto& b = next.config->routes[i];
+      if (a.prefix != b.prefix || a.cluster != b.cluster || a.prefix_rewrite != b.prefix_rewrite) {
+        out.push_back("route " + std::to_string(i) + " changed (" + b.prefix + " → " + b.cluster +
+                      ")");
+      }
+    }
+  }
+  for (size_t i = 0; i < std::max(old.discovery.size(), next.discovery.size()); ++i) {
+    if (i >= next.discovery.size()) {
+      out.push_back("discovery #" + std::to_string(i) + " removed");
+    } else if (i >= old.discovery.size()) {
+      out.push_back("discovery #" + std::to_string(i) + " (" + next.discovery[i].plugin->name() +
+                    ") added");
+    } else if (old.discovery[i].plugin != next.discovery[i].plugin) {
+      out.push_back("discovery #" + std::to_string(i) + " (" + next.discovery[i].plugin->name() +
+                    ") restarted with its new config");
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
+  const uint64_t started = nowUs();
+  ReloadResult result;
+  result.dry_run = dry_run;
+  result.version = version_;
+  std::shared_ptr<const config::Config> cfg =
+      source_.path.empty()
+          ? config::loadString(source_.embedded, "<embedded demo config>", &result.errors)
+          : config::loadFile(source_.path, &result.errors);
+  Built next;
+  if (cfg != nullptr) {
+    std::vector<std::string> saved_paths = loader_->searchPaths();
+    loader_->setSearchPaths(cfg->plugin_paths);
+    bool built = build(cfg, *loader_, &built_, &next, &result.errors);
+    if (!built || dry_run) loader_->setSearchPaths(saved_paths);
+    if (built) {
+      result.changes = diff(built_, next);
+      const config::Config& now = *built_.config;
+      if (cfg->workers != now.workers) {
+        result.changes.push_back("workers: change needs a restart (still " +
+                                 std::to_string(workers_.size()) + ")");
+      }
+      if (cfg->admin_address != now.admin_address) {
+        result.changes.push_back("admin.address: change needs a restart (still " +
+                                 now.admin_address + ")");
+      }
+    }
+  }
+  // New sockets for new listeners and moved addresses, opened before anything changes.
+  std::map<std::string, std::vector<int>> fds;
+  if (result.errors.empty() && !dry_run) {
+    for (const auto& l : next.listeners) {
+      auto it = listener_address_.find(l->config.name);
+      if (it != listener_address_.end() && it->second == l->config.address) continue;
+      if (!openListener(l->config, &fds[l->config.name])) {
+        result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
+                                "': cannot listen on " + l->config.address);
+        closeFds(&fds);
+        break;
+      }
+    }
+  }
+  if (!result.errors.empty()) {
+    ++reloads_failed_;
+    SLUICE_LOG(kError, "reload (", trigger, ") refused; still serving config version ", version_,
+               ":");
+    for (const std::string& e : result.errors) SLUICE_LOG(kError, "  ", e);
+    last_reload_ = result;
+    last_reload_at_ = static_cast<uint64_t>(time(nullptr));
+    return result;
+  }
+  result.ok = true;
+  if (dry_run) return result;
+
+  // Discovery entries that changed stop now; the new ones start once the clusters are in place.
+  std::vector<bool> restart(next.discovery.size(), true);
+  for (size_t i = 0; i < built_.discovery.size(); ++i) {
+    bool same = i < next.discovery.size() && next.discovery[i].plugin == built_.discovery[i].plugin;
+    if (same) {
+      restart[i] = false;
+    } else {
+      stopDiscovery(i);
+    }
+  }
+  std::vector<ClusterTemplate> templates;
+  for (const auto& d : next.discovery) templates.push_back(d.cluster_template);
+  std::vector<std::string> warnings;
+  clusters_->reconcile(next.clusters, templates, &warnings);
+  for (const std::string& w : warnings) SLUICE_LOG(kWarn, "reload: ", w);
+
+  Built old = std::move(built_);
+  built_ = std::move(next);
+  listener_address_.clear();
+  for (const auto& l : built_.listeners) listener_address_[l->config.name] = l->config.address;
+  ++version_;
+  result.version = version_;
+  applyToWorkers(fds, started);
+  sinks_.resize(built_.discovery.size());
+  for (size_t i = 0; i < built_.discovery.size(); ++i) {
+    if (restart[i] || sinks_[i] == nullptr) {
+      sinks_[i].reset();
+      startDiscovery(i);
+    }
+  }
+  ++reloads_ok_;
+  last_reload_ = result;
+  last_reload_at_ = static_cast<uint64_t>(time(nullptr));
+  SLUICE_LOG(kInfo, "reload (", trigger, "): config version ", version_, ", ",
+             result.changes.empty() ? std::string("no changes") :
+                                      std::to_string(result.changes.size()) + " changes");
+  for (const std::string& c : result.changes) SLUICE_LOG(kInfo, "  ", c);
+  updateWatch();
+  // `old` goes here; what workers still use lives on until their last request ends.
+  return result;
+}
+
+void Server::applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
+                            uint64_t started_us) {
+  auto routes = built_.routes;
+  auto acked = std::make_shared<size_t>(0);
+  const size_t n = workers_.size();
+  const uint64_t version = version_;
+  for (size_t w = 0; w < n; ++w) {
+    std::vector<proxy::ListenerUpdate> updates;
+    for (const auto& l : built_.listeners) {
+      proxy::ListenerUpdate u;
+      u.info = l;
+      auto it = new_fds.find(l->config.name);
+      if (it != new_fds.end() && w < it->second.size()) u.fd = it->second[w];
+      updates.push_back(std::move(u));
+    }
+    workers_[w]->post([this, w, routes, updates = std::move(updates), acked, n, started_us,
+                       version] {
+      proxy::WorkerRuntime& rt = *runtimes_[w];
+      rt.setRoutes(routes);
+      rt.applyListeners(updates);
+      if (started_us == 0) return;
+      event::postToMain([this, acked, n, started_us, version] {
+        if (++*acked != n) return;
+        uint64_t us = nowUs() - started_us;
+        apply_us_.push_back(us);
+        if (apply_us_.size() > 1000) apply_us_.pop_front();
+        SLUICE_LOG(kInfo, "config version ", version, " running on all ", n, " workers (",
+                   us / 1000, ".", (us % 1000) / 100, " ms after the reload began)");
+      });
+    });
+  }
+}
+
+void Server::updateWatch() {
+  bool want = built_.config->watch_config && !source_.path.empty() && !draining_;
+  if (!want) {
+    watch_.reset();
+    return;
+  }
+  if (watch_ != nullptr) return;
+  watch_ = std::make_unique<ConfigWatch>(base_, source_.path, 200,
+                                         [this] { reload("file watch", false); });
+}
+
+}  // namespace sluice::server
