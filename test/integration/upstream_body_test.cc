@@ -167,6 +167,75 @@ TEST(UpstreamBodyTest, BodySentToAHeadRequestIsNeverServedLater) {
   EXPECT_EQ(next.body, "fine");
 }
 
+TEST(UpstreamBodyTest, ClientGivingUpDiscardsThatUpstreamConnection) {
+  // The first answer comes late, after its client left: it must never reach a later request.
+  ScriptedGateway s([](const std::string&, int index) {
+    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return ScriptedUpstream::Reply{okResponse(index == 0 ? "late" : "fine")};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  {
+    RawConnection quitter(s.gateway.port());
+    ASSERT_TRUE(quitter.send(s.get("/gateway/up/slow")));
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  for (int i = 0; i < 3; ++i) {
+    Response r = httpGet(s.gateway.port(), "/gateway/up/next");
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.body, "fine");
+  }
+}
+
+// DISABLED: core bug — an upstream 304 carrying a non-zero Content-Length hangs: llhttp waits for
+// that many body bytes (sluice's on_headers_complete returns 0, not 1, for a 304), so the client
+// gets nothing until response_timeout_ms, then a cut connection.
+TEST(UpstreamBodyTest, DISABLED_NotModifiedKeepsItsContentLengthWithoutABody) {
+  ScriptedGateway s([](const std::string&, int) {
+    return ScriptedUpstream::Reply{
+        "HTTP/1.1 304 Not Modified\r\nETag: \"v1\"\r\nContent-Length: 1234\r\n\r\n"};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  for (int i = 0; i < 2; ++i) {
+    ASSERT_TRUE(conn.send(s.get("/gateway/up/cached", {{"If-None-Match", "\"v1\""}})));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.status, 304);
+    EXPECT_EQ(r.header("ETag"), "\"v1\"");
+    EXPECT_EQ(r.header("Content-Length"), "1234");
+    EXPECT_EQ(r.body_length, 0u);
+  }
+  EXPECT_EQ(s.upstream.connections(), 1);
+}
+
+TEST(UpstreamBodyTest, NoContentWithAContentLengthIsNotWaitedFor) {
+  ScriptedGateway s(
+      ScriptedUpstream::Reply{"HTTP/1.1 204 No Content\r\nContent-Length: 5\r\n\r\n"});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.headerCount("Content-Length"), 0u);
+}
+
+TEST(UpstreamBodyTest, NoContentNeverCarriesFraming) {
+  ScriptedGateway s(
+      ScriptedUpstream::Reply{"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n"});
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/x")));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 204);
+  EXPECT_EQ(r.headerCount("Content-Length"), 0u);
+  EXPECT_EQ(r.headerCount("Transfer-Encoding"), 0u);
+  ASSERT_TRUE(conn.send(s.get("/gateway/up/y")));
+  EXPECT_EQ(conn.readResponse().body, "fine");
+}
+
 // DISABLED: core bug — a complete response marked "Connection: close" followed by stray bytes
 // in the same read: the stream finishes, then the parse error on the stray bytes is reported to
 // the finished stream, which aborts the client connection (RST) and the response is lost.
