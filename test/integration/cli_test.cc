@@ -156,6 +156,24 @@ TEST(CliTest, ValidateMissingFileExitsOne) {
   EXPECT_NE(out.find("does-not-exist.yaml"), std::string::npos) << out;
 }
 
+TEST(CliTest, ServingABadConfigExitsOneWithTheSameReport) {
+  TempConfig config(substitute(R"(plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:1
+clusters:
+  - name: api
+    balancer: no_such_balancer
+    endpoints: [127.0.0.1:2]
+)",
+                               {{"PLUGINS", pluginPathsYaml()}}),
+                    "serve-bad.yaml");
+  std::string out;
+  EXPECT_EQ(runSluice({"-c", config.path()}, &out), 1);
+  EXPECT_NE(out.find(config.path() + ":7:"), std::string::npos) << out;
+  EXPECT_NE(out.find("no_such_balancer"), std::string::npos) << out;
+}
+
 TEST(CliTest, VersionPrintsTheVersion) {
   std::string out;
   EXPECT_EQ(runSluice({"--version"}, &out), 0);

@@ -39,6 +39,27 @@ bool refusedWithin(int port, int ms) {
   return false;
 }
 
+// Waits until sluice has received `n` requests (admin downstream_rq_total), so a signal sent
+// next finds them in flight. False after 5 s.
+bool waitForRequests(int admin_port, uint64_t n) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (adminStats(admin_port)["downstream_rq_total"] >= n) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
+// Waits until the admin endpoint reports draining (GET /ready answers 503). False after 5 s.
+bool waitForDraining(int admin_port) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (httpGet(admin_port, "/ready").status == 503) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return false;
+}
+
 TEST(DrainTest, InFlightRequestCompletesNewConnectionsRefusedExitZero) {
   EchoBackend backend("slow");
   Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
@@ -46,8 +67,7 @@ TEST(DrainTest, InFlightRequestCompletesNewConnectionsRefusedExitZero) {
 
   RawConnection in_flight(gateway.port());
   ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1500", {}, "", 1)));
-  // Let the request reach the backend before the signal.
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
   auto signalled = std::chrono::steady_clock::now();
   ASSERT_TRUE(gateway.process().signal(SIGTERM));
 
@@ -59,12 +79,13 @@ TEST(DrainTest, InFlightRequestCompletesNewConnectionsRefusedExitZero) {
   EXPECT_EQ(echoString(r.body, "path"), "/slow/delay/1500");
   // The draining proxy closes the connection after the response.
   EXPECT_TRUE(in_flight.isClosed(2000));
+  in_flight.close();
 
   EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
   auto took = std::chrono::duration_cast<std::chrono::milliseconds>(
                   std::chrono::steady_clock::now() - signalled)
                   .count();
-  EXPECT_LT(took, kDrainTimeoutMs) << "exited only at the drain timeout";
+  EXPECT_LT(took, kDrainTimeoutMs) << "exited only at the drain timeout, not when drained";
 }
 
 TEST(DrainTest, IdleKeepAliveConnectionsAreClosedAndExitIsPrompt) {
@@ -92,13 +113,11 @@ TEST(DrainTest, ReadinessTurnsUnavailableWhileDraining) {
 
   RawConnection in_flight(gateway.port());
   ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1500", {}, "", 1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
   ASSERT_TRUE(gateway.process().signal(SIGTERM));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
-  Response draining = httpGet(gateway.adminPort(), "/ready");
-  ASSERT_TRUE(draining.complete) << draining.error;
-  EXPECT_EQ(draining.status, 503);
+  EXPECT_TRUE(waitForDraining(gateway.adminPort())) << "/ready never turned 503";
   EXPECT_EQ(in_flight.readResponse().status, 200);
+  in_flight.close();  // no lingering on our account
   EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
 }
 
@@ -108,7 +127,7 @@ TEST(DrainTest, DrainTimeoutCutsARequestThatIsTooSlow) {
   ASSERT_TRUE(gateway.ready());
   RawConnection in_flight(gateway.port());
   ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/20000", {}, "", 1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
   ASSERT_TRUE(gateway.process().signal(SIGTERM));
   // Still exits (0) once drain_timeout_ms passes, without waiting for the 20 s request.
   EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 3000), 0);
@@ -122,9 +141,10 @@ TEST(DrainTest, SigintDrainsLikeSigterm) {
   ASSERT_TRUE(gateway.ready());
   RawConnection in_flight(gateway.port());
   ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1000", {}, "", 1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
   ASSERT_TRUE(gateway.process().signal(SIGINT));
   EXPECT_EQ(in_flight.readResponse().status, 200);
+  in_flight.close();  // no lingering on our account
   EXPECT_EQ(gateway.process().waitExit(kDrainTimeoutMs + 2000), 0);
 }
 
@@ -134,9 +154,9 @@ TEST(DrainTest, SecondSignalStopsAtOnce) {
   ASSERT_TRUE(gateway.ready());
   RawConnection in_flight(gateway.port());
   ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/20000", {}, "", 1)));
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
   ASSERT_TRUE(gateway.process().signal(SIGTERM));
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  ASSERT_TRUE(waitForDraining(gateway.adminPort()));  // the first signal has been handled
   ASSERT_TRUE(gateway.process().signal(SIGTERM));
   // Well before drain_timeout_ms (5 s): the second signal does not wait.
   EXPECT_NE(gateway.process().waitExit(3000), -1) << "still running after a second SIGTERM";

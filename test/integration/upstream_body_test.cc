@@ -168,18 +168,22 @@ TEST(UpstreamBodyTest, BodySentToAHeadRequestIsNeverServedLater) {
 }
 
 TEST(UpstreamBodyTest, ClientGivingUpDiscardsThatUpstreamConnection) {
-  // The first answer comes late, after its client left: it must never reach a later request.
-  ScriptedGateway s([](const std::string&, int index) {
-    if (index == 0) std::this_thread::sleep_for(std::chrono::milliseconds(500));
-    return ScriptedUpstream::Reply{okResponse(index == 0 ? "late" : "fine")};
+  // The answer to /slow comes late, after its client left: it must never reach a later request.
+  ScriptedGateway s([](const std::string& head, int) {
+    bool slow = head.find(" /up/slow ") != std::string::npos;
+    if (slow) std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    return ScriptedUpstream::Reply{okResponse(slow ? "late" : "fine")};
   });
   ASSERT_TRUE(s.gateway.ready());
   {
     RawConnection quitter(s.gateway.port());
     ASSERT_TRUE(quitter.send(s.get("/gateway/up/slow")));
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    for (int i = 0; i < 500 && s.upstream.requests().empty(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    ASSERT_EQ(s.upstream.requests().size(), 1u);
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(700));
+  std::this_thread::sleep_for(std::chrono::milliseconds(700));  // the late answer is sent
   for (int i = 0; i < 3; ++i) {
     Response r = httpGet(s.gateway.port(), "/gateway/up/next");
     ASSERT_TRUE(r.complete) << r.error;
