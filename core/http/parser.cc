@@ -60,23 +60,36 @@ void Parser::fail(uint32_t status, std::string reason) {
 }
 
 Parser::Result Parser::execute(const char* data, size_t len, size_t* consumed) {
-  exec_begin_ = data;
-  llhttp_errno_t err = llhttp_execute(&parser_, data, len);
-  for (size_t i = len; i-- > 0;) {
-    if (data[i] != ' ' && data[i] != '\t') {
-      prev_last_byte_ = data[i];
-      break;
+  size_t done = 0;
+  for (;;) {
+    pause_requested_ = false;
+    exec_begin_ = data + done;
+    llhttp_errno_t err = llhttp_execute(&parser_, data + done, len - done);
+    const char* pos = err == HPE_OK ? data + len : llhttp_get_error_pos(&parser_);
+    if (pos == nullptr || pos < data + done) pos = data + done;
+    for (const char* c = pos; c-- > data + done;) {
+      if (*c != ' ' && *c != '\t') {
+        prev_last_byte_ = *c;
+        break;
+      }
     }
+    done = static_cast<size_t>(pos - data);
+    *consumed = done;
+    if (err == HPE_OK) return Result::kOk;
+    if (err == HPE_PAUSED) return Result::kPaused;
+    if (err == HPE_PAUSED_UPGRADE) {
+      // A message with Upgrade (request) or a CONNECT ended. sluice never switches protocols
+      // (Upgrade is hop-by-hop and stripped), so it carries on with HTTP/1.1.
+      if (pause_requested_) {
+        upgrade_paused_ = true;  // resume() continues after the upgrade pause
+        return Result::kPaused;
+      }
+      llhttp_resume_after_upgrade(&parser_);
+      continue;
+    }
+    fail(type_ == Type::kRequest ? 400 : 502, llhttp_get_error_reason(&parser_));
+    return Result::kError;
   }
-  if (err == HPE_OK) {
-    *consumed = len;
-    return Result::kOk;
-  }
-  const char* pos = llhttp_get_error_pos(&parser_);
-  *consumed = pos != nullptr && pos >= data ? static_cast<size_t>(pos - data) : len;
-  if (err == HPE_PAUSED) return Result::kPaused;
-  fail(type_ == Type::kRequest ? 400 : 502, llhttp_get_error_reason(&parser_));
-  return Result::kError;
 }
 
 Parser::Result Parser::finish() {
@@ -86,7 +99,14 @@ Parser::Result Parser::finish() {
   return Result::kError;
 }
 
-void Parser::resume() { llhttp_resume(&parser_); }
+void Parser::resume() {
+  if (upgrade_paused_) {
+    upgrade_paused_ = false;
+    llhttp_resume_after_upgrade(&parser_);
+  } else {
+    llhttp_resume(&parser_);
+  }
+}
 
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
@@ -141,6 +161,7 @@ int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
 
 int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
   Parser* s = self(p);
+  if (len == 0) return 0;  // an empty value (RFC 9110 §5.5 allows it) may come as an empty span
   if (s->header_state_ == HeaderState::kValueDone || s->header_state_ == HeaderState::kNone) {
     // A value continuing after the field ended is an obsolete line folding (RFC 9112 §5.2).
     s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
@@ -260,10 +281,13 @@ int Parser::onHeadersComplete(llhttp_t* p) {
   }
   int r = s->callbacks_->onHead(s->head_);
   if (r < 0) {
-    s->fail(500, "refused at headers");
+    s->fail(s->type_ == Type::kRequest ? 500 : 502, "refused at headers");
     return -1;
   }
   if (r == 1) s->head_.framing = Framing::kNone;
+  // 1xx, 204 and 304 responses never have a body, whatever Content-Length says
+  // (RFC 9112 §6.3): tell llhttp so it does not wait for one.
+  if (s->type_ == Type::kResponse && s->head_.framing == Framing::kNone) return 1;
   return r;
 }
 
@@ -282,7 +306,9 @@ int Parser::onBody(llhttp_t* p, const char* at, size_t len) {
 int Parser::onMessageComplete(llhttp_t* p) {
   Parser* s = self(p);
   s->in_message_ = false;
-  return s->callbacks_->onMessageComplete() ? HPE_PAUSED : 0;
+  if (!s->callbacks_->onMessageComplete()) return 0;
+  s->pause_requested_ = true;
+  return HPE_PAUSED;
 }
 
 }  // namespace sluice::http

@@ -109,6 +109,8 @@ class Parser {
   ParserLimits limits_;
   MessageHead head_;
   bool in_message_ = false;
+  bool upgrade_paused_ = false;  // paused by llhttp after an Upgrade/101 message
+  bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;
   size_t header_bytes_ = 0;

@@ -174,8 +174,11 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
   event::WorkerStats::inc(status >= 500 ? stats.downstream_rq_5xx : stats.downstream_rq_4xx);
   SLUICE_LOG(kDebug, "refused request from ", client_address_, ": ", status, " ", reason);
   if (stream_ != nullptr) {
-    // The request was already under way (e.g. a bad chunk mid-body): give up on it.
-    abort();
+    // The request was already under way (a bad chunk or too much body mid-stream): the stream
+    // answers (or cuts the connection when its response had started); then we close.
+    Stream* stream = stream_.get();
+    stream->onRequestError(status, reason);
+    if (state_ == State::kActive) closeAfterFlush();
     return;
   }
   std::string body = errorBody(status, reason);

@@ -17,6 +17,21 @@ namespace {
 constexpr size_t kHighWatermark = 256 * 1024;
 constexpr size_t kLowWatermark = 64 * 1024;
 
+// "host:port" of an absolute-form target ("http://host:port/path"), or "".
+std::string absoluteFormAuthority(const std::string& target) {
+  for (std::string_view scheme : {"http://", "https://"}) {
+    if (target.size() > scheme.size() &&
+        http::equalsIgnoreCase(std::string_view(target).substr(0, scheme.size()), scheme)) {
+      std::string_view rest = std::string_view(target).substr(scheme.size());
+      std::string_view auth = rest.substr(0, rest.find_first_of("/?#"));
+      size_t at = auth.rfind('@');  // userinfo is not part of Host
+      if (at != std::string_view::npos) auth.remove_prefix(at + 1);
+      return std::string(auth);
+    }
+  }
+  return {};
+}
+
 uint64_t nowUs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -58,7 +73,7 @@ Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
 
 Stream::~Stream() {
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
-  if (upstream_ != nullptr) runtime_.worker().deferDelete(std::move(upstream_));
+  dropUpstream();
   callOnLog();
   for (size_t i = 0; i < filters_created_; ++i) {
     const auto& hooks = chain_->hooks(i);
@@ -68,6 +83,14 @@ Stream::~Stream() {
     }
   }
   evbuffer_free(pending_);
+}
+
+void Stream::dropUpstream() {
+  if (upstream_ == nullptr) return;
+  // Detach first: the connection may still be inside its read callback, and nothing it parses
+  // from now on may reach this stream.
+  upstream_->detach();
+  runtime_.worker().deferDelete(std::move(upstream_));
 }
 
 const std::string& Stream::clientAddress() const { return conn_.clientAddress(); }
@@ -106,9 +129,14 @@ void Stream::onRequestHead(http::MessageHead& head) {
   http::stripHopByHop(h);
   std::string xff;
   for (size_t i = 0; const std::string* v = h.get("x-forwarded-for", i); ++i) {
-    xff.append(*v).append(", ");
+    http::forEachListElement(*v, [&](std::string_view el) {
+      xff.append(el.data(), el.size()).append(", ");
+    });
   }
   xff.append(conn_.clientIp());
+  // Absolute-form target: the Host sent upstream is the target's authority (RFC 9112 §3.2.2).
+  std::string authority = absoluteFormAuthority(request_.target);
+  if (!authority.empty()) h.set("Host", authority);
   h.set("X-Forwarded-For", xff);
   h.set("X-Forwarded-Proto", "http");
 
@@ -367,6 +395,10 @@ bool Stream::retryable(upstream::UpstreamError error) const {
 }
 
 void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& detail) {
+  if (finished_) {
+    dropUpstream();
+    return;
+  }
   auto& stats = runtime_.worker().stats();
   bool stale = staleConnection(error);
   bool retry = stale || retryable(error);
@@ -382,7 +414,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
     event::WorkerStats::inc(stats.upstream_rq_reset);
   }
   bool resend_head = sent_upstream_;
-  runtime_.worker().deferDelete(std::move(upstream_));
+  dropUpstream();
   if (retry) {
     if (stale) {
       stale_retried_ = true;
@@ -416,10 +448,6 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
 int Stream::onUpstreamHead(http::MessageHead& head) {
   last_upstream_status_ = head.status;
   if (head.status < 200) {
-    if (head.status == 101) {
-      // We never forward Upgrade, so a 101 is a broken upstream (handled as a bad response).
-      return 0;
-    }
     // Interim responses go to HTTP/1.1 clients (RFC 9110 §15.2), except a 100 after our own.
     if (request_.version_minor == 1 && !(head.status == 100 && sent_continue_) &&
         !response_started_) {
@@ -455,7 +483,7 @@ bool Stream::runResponseHeaderFilters() {
     if (st == SLUICE_FILTER_STOP && filter_reply_pending_ && upstream_ != nullptr) {
       // Replace the upstream response by the filter's reply; that connection is mid-message.
       filter_reply_pending_ = false;
-      runtime_.worker().deferDelete(std::move(upstream_));
+      dropUpstream();
       sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
                      true);
       return false;
@@ -519,12 +547,7 @@ void Stream::onDownstreamWritable() {
 }
 
 void Stream::onUpstreamComplete() {
-  if (last_upstream_status_ < 200) {
-    if (last_upstream_status_ == 101) {
-      onUpstreamError(upstream::UpstreamError::kBadResponse, "unexpected 101 Switching Protocols");
-    }
-    return;  // interim response: the final one follows
-  }
+  if (last_upstream_status_ < 200) return;  // interim response: the final one follows
   if (finished_) return;
   for (size_t i = filters_created_; i-- > 0;) {
     const auto& hooks = chain_->hooks(i);
@@ -541,7 +564,7 @@ void Stream::onUpstreamComplete() {
       runtime_.pool().release(std::move(upstream_), cc.max_idle_connections, cc.idle_timeout_ms);
     } else {
       // Mid-request (the upstream answered before the body ended) or not keep-alive.
-      runtime_.worker().deferDelete(std::move(upstream_));
+      dropUpstream();
     }
   }
   finish(close_after_ || !request_complete_);
@@ -563,7 +586,7 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
     return;
   }
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
-  if (upstream_ != nullptr) runtime_.worker().deferDelete(std::move(upstream_));
+  dropUpstream();
   response_.clear();
   response_.status = status;
   if (!content_type.empty()) response_.headers.add("Content-Type", content_type);
@@ -616,11 +639,21 @@ void Stream::callOnLog() {
   }
 }
 
+void Stream::onRequestError(uint32_t status, const std::string& reason) {
+  if (finished_) return;
+  if (response_started_) {
+    conn_.abort();
+    return;
+  }
+  request_complete_ = true;  // nothing more will be read: the connection closes after the reply
+  gatewayError(status, reason);
+}
+
 void Stream::onDownstreamReset() {
   if (finished_) return;
   finished_ = true;
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
-  if (upstream_ != nullptr) runtime_.worker().deferDelete(std::move(upstream_));
+  dropUpstream();
   callOnLog();
 }
 

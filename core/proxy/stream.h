@@ -35,6 +35,9 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void onRequestComplete();
   // The downstream output drained below its low watermark.
   void onDownstreamWritable();
+  // The request turned out malformed mid-body (bad chunk, body over the limit): answer
+  // `status` when no response has started (the connection then closes), else cut it.
+  void onRequestError(uint32_t status, const std::string& reason);
   // The client went away or the connection failed: abandon everything, no reply.
   void onDownstreamReset();
   bool requestComplete() const { return request_complete_; }
@@ -58,6 +61,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void flushPending();
   evbuffer* requestSink();
   void endAttempt(sluice_outcome outcome);
+  void dropUpstream();
   bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
   // Response phases.

@@ -144,7 +144,12 @@ void UpstreamConnection::parseInput() {
   evbuffer* in = bufferevent_get_input(bev_);
   while (!failed_ && evbuffer_get_length(in) > 0) {
     if (callbacks_ == nullptr) {
-      // Bytes while no exchange is running: the upstream broke the protocol.
+      // Bytes while no exchange is running: the upstream broke the protocol. (A connection
+      // whose response said close is being dropped anyway: its stray bytes are ignored.)
+      if (!keep_alive_) {
+        evbuffer_drain(in, evbuffer_get_length(in));
+        return;
+      }
       fail(UpstreamError::kBadResponse, "unexpected bytes on an idle connection");
       return;
     }
@@ -220,6 +225,11 @@ void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
 
 int UpstreamConnection::onHead(http::MessageHead& head) {
   if (callbacks_ == nullptr) return -1;
+  if (head.status == 101) {
+    // sluice never forwards Upgrade, so a 101 means a broken upstream.
+    parser_.fail(502, "unexpected 101 Switching Protocols (sluice does not forward Upgrade)");
+    return -1;
+  }
   keep_alive_ = head.keep_alive;
   return callbacks_->onUpstreamHead(head) == 1 || head_request_ ? 1 : 0;
 }

@@ -71,7 +71,11 @@ const llhttp_settings_t* responseSettings() {
       st.response->http_major = p->http_major;
       st.response->http_minor = p->http_minor;
       st.response->chunked = (p->flags & F_CHUNKED) != 0;
-      return st.options->head_request ? 1 : 0;  // 1: no body follows
+      // 1: no body follows — a response to HEAD, or a status that never has one (RFC 9112
+      // §6.3: 1xx, 204, 304), whatever Content-Length says.
+      const unsigned st_code = p->status_code;
+      bool bodiless = st_code < 200 || st_code == 204 || st_code == 304;
+      return st.options->head_request || bodiless ? 1 : 0;
     };
     s.on_body = [](llhttp_t* p, const char* at, size_t len) {
       ParseState& st = stateOf(p);
