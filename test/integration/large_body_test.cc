@@ -194,5 +194,29 @@ TEST_F(LargeBodyTest, Upload256MiBChunkedWithBoundedMemory) {
   expectBoundedMemory(sampler);
 }
 
+TEST_F(LargeBodyTest, PipelineFloodFromAClientThatNeverReadsStaysBounded) {
+  // Up to 700 000 pipelined requests (about 40 MiB; 64 KiB of response each) and no reading:
+  // sluice must stop reading the pipeline instead of queueing requests or responses. What the
+  // client manages to send is then bounded by the kernel's socket buffers plus sluice's.
+  RssSampler sampler(pid_);
+  RawConnection conn(gateway_->port(), 2000);
+  std::string one = buildRequest("GET", "/gateway/big/bytes/65536", {}, "", 1);
+  std::string batch;
+  for (int i = 0; i < 100; ++i) batch += one;
+  int sent = 0;
+  while (sent < 7000 && conn.send(batch)) ++sent;  // stops when sluice stops reading
+  EXPECT_LT(sent, 7000) << "sluice read the whole flood without the client reading anything";
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  sampler.stop();
+  expectBoundedMemory(sampler);
+  // Still serving: read a few of the answers.
+  conn.setTimeout(10000);
+  for (int i = 0; i < 3; ++i) {
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.body_length, 65536u);
+  }
+}
+
 }  // namespace
 }  // namespace sluice::test
