@@ -105,9 +105,7 @@ TEST_F(PluginsTest, FiltersSeeGatewayErrorReplies) {
   EXPECT_TRUE(std::regex_match(r.header("X-Request-Id"), kUuidV4)) << r.header("X-Request-Id");
 }
 
-// DISABLED: core bug — replies made before the filter chain starts (404 no route / no cluster,
-// 417, 501) skip the response filters: no X-Request-Id, no headers-filter additions.
-TEST_F(PluginsTest, DISABLED_FiltersSeeNotFoundRepliesToo) {
+TEST_F(PluginsTest, FiltersSeeNotFoundRepliesToo) {
   Response r = httpGet(gateway_->port(), "/gateway/nosuchcluster/x");
   EXPECT_TRUE(isJsonError(r, 404));
   EXPECT_EQ(r.header("X-Served-By"), "sluice");

@@ -154,10 +154,7 @@ TEST_F(ProxyMessagesTest, UpgradeRequestIsServedAsAPlainRequest) {
   EXPECT_TRUE(echoHeaderValues(r.body, "Connection").empty()) << r.body;
 }
 
-// DISABLED: core bug — after a declined Upgrade (e.g. curl --http2 on http://, which sends
-// "Upgrade: h2c"), the next request on the same connection gets 400 "Pause on CONNECT/Upgrade":
-// llhttp's HPE_PAUSED_UPGRADE is treated as a parse error.
-TEST_F(ProxyMessagesTest, DISABLED_DeclinedUpgradeKeepsTheConnectionUsable) {
+TEST_F(ProxyMessagesTest, DeclinedUpgradeKeepsTheConnectionUsable) {
   RawConnection conn(port());
   ASSERT_TRUE(
       conn.send(get("/gateway/echo/h2c", {{"Connection", "Upgrade, HTTP2-Settings"},
@@ -176,9 +173,7 @@ TEST_F(ProxyMessagesTest, UnsupportedExpectationIs417) {
   EXPECT_TRUE(e.closed);
 }
 
-// DISABLED: core bug — 417 goes out as "417 Unknown" with "error":"Unknown" (reasonPhrase() in
-// core/http/serialize.cc has no entry for 417 Expectation Failed).
-TEST_F(ProxyMessagesTest, DISABLED_UnsupportedExpectationHasItsReasonPhrase) {
+TEST_F(ProxyMessagesTest, UnsupportedExpectationHasItsReasonPhrase) {
   Exchange e = exchange(port(), get("/gateway/echo/x", {{"Expect", "something-else"}}));
   EXPECT_EQ(e.response.reason, "Expectation Failed");
   EXPECT_NE(e.response.body.find("Expectation Failed"), std::string::npos) << e.response.body;
