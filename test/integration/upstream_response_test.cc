@@ -145,5 +145,29 @@ TEST(UpstreamResponseTest, EmptyResponseHeaderValueIsAccepted) {
   EXPECT_EQ(r.headerCount("X-Empty"), 1u);
 }
 
+TEST(UpstreamResponseTest, TooManyResponseHeaderFieldsAre502) {
+  std::string fields;
+  for (int i = 0; i < 1000; ++i) fields += "X-F" + std::to_string(i) + ": v\r\n";
+  expectBadResponseIs502("HTTP/1.1 200 OK\r\n" + fields + "Content-Length: 2\r\n\r\nok");
+}
+
+TEST(UpstreamResponseTest, ChunkedResponseWithExtensionsAndTrailersIsRelayedAndReused) {
+  ScriptedGateway s([](const std::string&, int) {
+    return ScriptedUpstream::Reply{
+        "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+        "2;ext=1\r\nok\r\n3\r\n!!!\r\n0\r\nX-Trailer: t\r\n\r\n"};
+  });
+  ASSERT_TRUE(s.gateway.ready());
+  RawConnection conn(s.gateway.port());
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_TRUE(conn.send(s.get("/gateway/up/c")));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.body, "ok!!!");
+    EXPECT_TRUE(r.chunked);
+  }
+  EXPECT_EQ(s.upstream.connections(), 1);
+}
+
 }  // namespace
 }  // namespace sluice::test
