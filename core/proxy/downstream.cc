@@ -269,9 +269,14 @@ void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {
     self->closeNow();  // idle keep-alive connection, or a stalled body
     return;
   }
-  // EOF or error. A client may half-close after its last request; but we cannot tell that from
-  // giving up, and a response nobody reads is waste: cancel (like nginx without
-  // proxy_ignore_client_abort).
+  // A FIN after a complete request is a half-close (`printf 'GET ...' | nc -N`, HTTP/1.0
+  // tools): the client still reads, so the response is sent and the connection closes after
+  // it (as HAProxy does by default). A FIN mid-request, or an error, cancels.
+  if ((what & BEV_EVENT_EOF) != 0 && (what & BEV_EVENT_ERROR) == 0 && self->stream_ != nullptr &&
+      self->stream_->requestComplete()) {
+    self->draining_ = true;  // close after this response; read nothing more
+    return;
+  }
   self->closeNow();
 }
 

@@ -130,6 +130,22 @@ void buildDiscovery(const config::Config& cfg, plugin::Loader& loader, const Bui
   for (size_t i = 0; i < cfg.discovery.size(); ++i) {
     const config::Discovery& d = cfg.discovery[i];
     std::string error;
+    std::string key = pluginKey(d.plugin) + "#" + clusterSettingsKey(d.cluster_defaults);
+    if (previous != nullptr && i < previous->discovery.size()) {
+      // An unchanged entry (same settings, same plugin files) keeps running as it is, without
+      // a new config_create: a discovery source that cannot start right now (its registry or
+      // file is down) must not block reloads of unrelated parts.
+      const BuiltDiscovery& old = previous->discovery[i];
+      auto lib = loader.load(d.plugin, SLUICE_PLUGIN_KIND_DISCOVERY, &error);
+      auto blib = loader.load(d.cluster_defaults.balancer, SLUICE_PLUGIN_KIND_BALANCER, &error);
+      if (old.key == key && lib != nullptr && blib != nullptr &&
+          lib.get() == &old.plugin->library() &&
+          blib.get() == &old.cluster_template.balancer->library()) {
+        out->discovery.push_back(old);
+        continue;
+      }
+      error.clear();
+    }
     auto disc = plugin::createDiscovery(loader, d.plugin, &error);
     if (disc == nullptr) {
       errors->push_back(error);
@@ -139,15 +155,6 @@ void buildDiscovery(const config::Config& cfg, plugin::Loader& loader, const Bui
     if (balancer == nullptr) {
       errors->push_back(error);
       continue;
-    }
-    std::string key = pluginKey(d.plugin) + "#" + clusterSettingsKey(d.cluster_defaults);
-    if (previous != nullptr && i < previous->discovery.size()) {
-      const BuiltDiscovery& old = previous->discovery[i];
-      if (old.key == key && sameLibrary(old.plugin, disc) &&
-          sameLibrary(old.cluster_template.balancer, balancer)) {
-        out->discovery.push_back(old);  // keeps running as it is
-        continue;
-      }
     }
     out->discovery.push_back(BuiltDiscovery{std::move(disc), {d.cluster_defaults, balancer}, key});
   }

@@ -86,13 +86,16 @@ int DiscoverySinkImpl::publish(const sluice_discovery_snapshot* snapshot) {
 }
 
 void DiscoverySinkImpl::onWake(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<DiscoverySinkImpl*>(arg);
+  static_cast<DiscoverySinkImpl*>(arg)->flush();
+}
+
+void DiscoverySinkImpl::flush() {
   std::optional<Snapshot> snapshot;
   {
-    std::lock_guard<std::mutex> lock(self->mutex_);
-    snapshot.swap(self->latest_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    snapshot.swap(latest_);
   }
-  if (snapshot.has_value()) self->apply_(*snapshot);
+  if (snapshot.has_value()) apply_(*snapshot);
 }
 
 }  // namespace sluice::server

@@ -42,6 +42,8 @@ class DiscoverySinkImpl {
   int publish(const sluice_discovery_snapshot* snapshot);
   // After this, publish() is refused (a stopped plugin's late call does nothing).
   void close();
+  // Applies a pending snapshot now (main thread), e.g. one published inside start().
+  void flush();
 
  private:
   static void onWake(evutil_socket_t, short, void* arg);

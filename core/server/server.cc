@@ -115,8 +115,13 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   std::vector<std::string> errors;
   clusters_->reconcile(built_.clusters, templates, &errors);
   for (const std::string& e : errors) SLUICE_LOG(kWarn, e);
-  applyToWorkers(fds, 0);
+  // Discovery first, and what it published while starting applied at once, so the workers know
+  // the discovered clusters before their listeners accept the first request.
   for (size_t i = 0; i < built_.discovery.size(); ++i) startDiscovery(i);
+  for (auto& sink : sinks_) {
+    if (sink != nullptr) sink->flush();
+  }
+  applyToWorkers(fds, 0);
   updateWatch();
 
   for (const auto& l : built_.listeners) {

@@ -179,5 +179,17 @@ TEST_F(ProxyMessagesTest, UnsupportedExpectationHasItsReasonPhrase) {
   EXPECT_NE(e.response.body.find("Expectation Failed"), std::string::npos) << e.response.body;
 }
 
+// A client that sends its request and half-closes (`printf ... | nc -N`, many HTTP/1.0 tools)
+// still reads: it gets the response, then the connection closes.
+TEST_F(ProxyMessagesTest, HalfClosedClientStillGetsItsResponse) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/delay/100 HTTP/1.0\r\n\r\n"));
+  conn.shutdownWrite();
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_TRUE(conn.isClosed());
+}
+
 }  // namespace
 }  // namespace sluice::test
