@@ -1,23 +1,19 @@
 #include "core/proxy/stream.h"
 
-#include <time.h>
-
 #include "core/common/log.h"
 #include "core/http/serialize.h"
 #include "core/proxy/downstream.h"
 #include "core/proxy/hash_key.h"
 #include "core/proxy/local_reply.h"
 #include "core/proxy/router.h"
+#include "core/proxy/stream_internal.h"
 
 namespace sluice::proxy {
-namespace {
 
-// Backpressure: stop reading a side when the other side's unsent bytes pass kHighWatermark;
-// resume when they fall under kLowWatermark (the write callbacks' watermark).
-constexpr size_t kHighWatermark = 256 * 1024;
-constexpr size_t kLowWatermark = 64 * 1024;
+using internal::kHighWatermark;
 
-// "host:port" of an absolute-form target ("http://host:port/path"), or "".
+namespace internal {
+
 std::string absoluteFormAuthority(const std::string& target) {
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() > scheme.size() &&
@@ -30,12 +26,6 @@ std::string absoluteFormAuthority(const std::string& target) {
     }
   }
   return {};
-}
-
-uint64_t nowUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
 sluice_outcome outcomeFor(upstream::UpstreamError e) {
@@ -52,7 +42,6 @@ sluice_outcome outcomeFor(upstream::UpstreamError e) {
   return SLUICE_OUTCOME_RESET;
 }
 
-// The Content-Length value of a bodiless response (HEAD, 304) to pass on unchanged.
 bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
   const std::string* v = h.get("content-length");
   if (v == nullptr || v->empty() || v->size() > 19) return false;
@@ -65,7 +54,7 @@ bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
   return true;
 }
 
-}  // namespace
+}  // namespace internal
 
 Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
                std::shared_ptr<WorkerFilterChain> chain)
@@ -129,13 +118,12 @@ void Stream::onRequestHead(http::MessageHead& head) {
   http::stripHopByHop(h);
   std::string xff;
   for (size_t i = 0; const std::string* v = h.get("x-forwarded-for", i); ++i) {
-    http::forEachListElement(*v, [&](std::string_view el) {
-      xff.append(el.data(), el.size()).append(", ");
-    });
+    http::forEachListElement(
+        *v, [&](std::string_view el) { xff.append(el.data(), el.size()).append(", "); });
   }
   xff.append(conn_.clientIp());
   // Absolute-form target: the Host sent upstream is the target's authority (RFC 9112 §3.2.2).
-  std::string authority = absoluteFormAuthority(request_.target);
+  std::string authority = internal::absoluteFormAuthority(request_.target);
   if (!authority.empty()) h.set("Host", authority);
   h.set("X-Forwarded-For", xff);
   h.set("X-Forwarded-Proto", "http");
@@ -260,53 +248,6 @@ void Stream::forwardUpstream() {
   startAttempt();
 }
 
-void Stream::startAttempt() {
-  if (finished_) return;
-  std::string key = hashKey(cluster_->info().config.hash_key, request_, conn_.clientIp());
-  sluice_pick_context ctx{};
-  ctx.struct_size = sizeof(ctx);
-  ctx.hash_key = sluice_str{key.data(), key.size()};
-  ctx.tried = tried_.data();
-  ctx.tried_count = tried_.size();
-  int64_t index = cluster_->pick(ctx);
-  if (index < 0) {
-    gatewayError(503, "no healthy upstream host in cluster '" + cluster_->name() + "'");
-    return;
-  }
-  const auto& hosts = cluster_->hosts();
-  host_index_ = static_cast<uint32_t>(index);
-  host_set_version_ = hosts->version();
-  host_ = hosts->at(host_index_).host;
-  tried_.push_back(host_index_);
-  host_->activeRequests().fetch_add(1, std::memory_order_relaxed);
-  host_->totalRequests().fetch_add(1, std::memory_order_relaxed);
-  attempt_active_ = true;
-  attempt_start_us_ = nowUs();
-
-  const config::Cluster& cc = cluster_->info().config;
-  upstream_ = runtime_.pool().acquire(host_.get());
-  if (upstream_ != nullptr) {
-    upstream_->attach(this, head_request_);
-    flushPending();
-  } else {
-    upstream_ = upstream::UpstreamConnection::connect(runtime_.worker(), host_,
-                                                      cc.connect_timeout_ms);
-    upstream_->attach(this, head_request_);
-  }
-}
-
-evbuffer* Stream::requestSink() {
-  return (upstream_ != nullptr && upstream_->connected() && sent_upstream_) ? upstream_->output()
-                                                                           : pending_;
-}
-
-void Stream::flushPending() {
-  if (upstream_ == nullptr || !upstream_->connected()) return;
-  sent_upstream_ = true;
-  evbuffer_add_buffer(upstream_->output(), pending_);
-  if (request_complete_) upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
-}
-
 void Stream::onRequestBody(const char* data, size_t len) {
   if (finished_ || response_complete_) return;  // replying locally: the body is dropped
   for (size_t i = 0; i < filters_created_; ++i) {
@@ -356,260 +297,6 @@ void Stream::onRequestComplete() {
     upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
   }
   if (response_complete_) finish(close_after_);
-}
-
-void Stream::onUpstreamConnected() { flushPending(); }
-
-void Stream::onUpstreamWritable() {
-  if (request_paused_ && upstream_ != nullptr &&
-      evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
-    request_paused_ = false;
-    conn_.resumeReading();
-  }
-}
-
-void Stream::endAttempt(sluice_outcome outcome) {
-  if (!attempt_active_) return;
-  attempt_active_ = false;
-  host_->activeRequests().fetch_sub(1, std::memory_order_relaxed);
-  if (cluster_ != nullptr && cluster_->hosts()->version() == host_set_version_) {
-    cluster_->onResult(host_index_, outcome, nowUs() - attempt_start_us_);
-  }
-}
-
-bool Stream::staleConnection(upstream::UpstreamError error) const {
-  // A pooled keep-alive connection the upstream closed just as we sent on it: the request
-  // most likely never reached the application. Resending is safe for idempotent requests
-  // without a body (RFC 9110 §9.2.2), and costs no retry budget (once per request).
-  return !stale_retried_ && !response_started_ && error == upstream::UpstreamError::kReset &&
-         upstream_ != nullptr && upstream_->reused() && last_upstream_status_ == 0 &&
-         request_complete_ && request_.framing == http::Framing::kNone &&
-         (request_.method == "GET" || request_.method == "HEAD" || request_.method == "OPTIONS");
-}
-
-bool Stream::retryable(upstream::UpstreamError error) const {
-  if (retries_left_ == 0 || response_started_) return false;
-  bool connect_error = error == upstream::UpstreamError::kConnectFailed ||
-                       error == upstream::UpstreamError::kConnectTimeout;
-  return connect_error && !sent_upstream_;  // nothing left for this host
-}
-
-void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& detail) {
-  if (finished_) {
-    dropUpstream();
-    return;
-  }
-  auto& stats = runtime_.worker().stats();
-  bool stale = staleConnection(error);
-  bool retry = stale || retryable(error);
-  SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
-             cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
-  endAttempt(outcomeFor(error));
-  if (error == upstream::UpstreamError::kConnectFailed ||
-      error == upstream::UpstreamError::kConnectTimeout) {
-    event::WorkerStats::inc(stats.upstream_cx_connect_fail);
-  } else if (error == upstream::UpstreamError::kTimeout) {
-    event::WorkerStats::inc(stats.upstream_rq_timeout);
-  } else {
-    event::WorkerStats::inc(stats.upstream_rq_reset);
-  }
-  bool resend_head = sent_upstream_;
-  dropUpstream();
-  if (retry) {
-    if (stale) {
-      stale_retried_ = true;
-      tried_.pop_back();  // the host is fine; only the connection was stale
-    } else {
-      --retries_left_;
-    }
-    event::WorkerStats::inc(stats.upstream_rq_retry);
-    if (resend_head) {
-      evbuffer_drain(pending_, evbuffer_get_length(pending_));
-      http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
-                             request_.framing, request_.content_length);
-    }
-    sent_upstream_ = false;
-    startAttempt();
-    return;
-  }
-  if (response_started_) {
-    // Bytes already went downstream: all we can do is cut the connection.
-    conn_.abort();
-    return;
-  }
-  bool timeout = error == upstream::UpstreamError::kTimeout ||
-                 error == upstream::UpstreamError::kConnectTimeout;
-  gatewayError(timeout ? 504 : 502,
-               "upstream " + host_->address() + " in cluster '" + cluster_->name() + "': " + detail);
-}
-
-// ---------------------------------------------------------------- response path
-
-int Stream::onUpstreamHead(http::MessageHead& head) {
-  last_upstream_status_ = head.status;
-  if (head.status < 200) {
-    // Interim responses go to HTTP/1.1 clients (RFC 9110 §15.2), except a 100 after our own.
-    if (request_.version_minor == 1 && !(head.status == 100 && sent_continue_) &&
-        !response_started_) {
-      http::stripHopByHop(head.headers);
-      http::writeResponseHead(conn_.output(), head.status, head.reason, head.headers,
-                              http::Framing::kNone, 0, false, false);
-    }
-    return 0;
-  }
-  endAttempt(head.status >= 500 ? SLUICE_OUTCOME_HTTP_5XX : SLUICE_OUTCOME_SUCCESS);
-  // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
-  response_.status = head.status;
-  response_.reason.swap(head.reason);
-  response_.headers.mutableFields().swap(head.headers.mutableFields());
-  response_.version_minor = head.version_minor;
-  response_.framing = head.framing;
-  response_.content_length = head.content_length;
-  response_.keep_alive = head.keep_alive;
-  http::stripHopByHop(response_.headers);
-  if (!runResponseHeaderFilters()) return head_request_ ? 1 : 0;
-  writeResponseHead();
-  return head_request_ ? 1 : 0;
-}
-
-bool Stream::runResponseHeaderFilters() {
-  const bool end_stream = response_.framing == http::Framing::kNone || head_request_;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_headers == nullptr) continue;
-    ++hook_depth_;
-    sluice_filter_status st = hooks.on_response_headers(filter_self_[i], handle(), end_stream);
-    --hook_depth_;
-    if (st == SLUICE_FILTER_STOP && filter_reply_pending_ && upstream_ != nullptr) {
-      // Replace the upstream response by the filter's reply; that connection is mid-message.
-      filter_reply_pending_ = false;
-      dropUpstream();
-      sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
-                     true);
-      return false;
-    }
-  }
-  filter_reply_pending_ = false;
-  return true;
-}
-
-void Stream::writeResponseHead() {
-  const bool client11 = request_.version_minor == 1;
-  const uint32_t st = response_.status;
-  http::Framing framing = response_.framing;
-  uint64_t length = response_.content_length;
-  bool close = !request_.keep_alive || conn_.closeRequested() || !request_complete_;
-  if (head_request_ || st == 204 || st == 304) {
-    framing = http::Framing::kNone;
-    if (st != 204 && declaredLength(response_.headers, &length)) {
-      framing = http::Framing::kContentLength;
-    }
-    rechunk_ = false;
-  } else if (framing == http::Framing::kChunked || framing == http::Framing::kUntilClose) {
-    rechunk_ = client11;
-    framing = client11 ? http::Framing::kChunked : http::Framing::kUntilClose;
-    if (!client11) close = true;  // never chunked to an HTTP/1.0 peer
-  }
-  close_after_ = close;
-  response_started_ = true;
-  http::writeResponseHead(conn_.output(), st, response_.reason, response_.headers, framing, length,
-                          close, !client11 && !close);
-}
-
-void Stream::onUpstreamBody(const char* data, size_t len) {
-  if (finished_) return;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_body != nullptr &&
-        hooks.on_response_body(filter_self_[i], handle(), data, len, 0) == SLUICE_FILTER_STOP) {
-      conn_.abort();
-      return;
-    }
-  }
-  evbuffer* out = conn_.output();
-  if (rechunk_) {
-    http::writeChunk(out, data, len);
-  } else {
-    evbuffer_add(out, data, len);
-  }
-  if (evbuffer_get_length(out) > kHighWatermark && !response_paused_ && upstream_ != nullptr) {
-    response_paused_ = true;
-    upstream_->pauseReading();
-  }
-}
-
-void Stream::onDownstreamWritable() {
-  if (response_paused_ && upstream_ != nullptr &&
-      evbuffer_get_length(conn_.output()) <= kLowWatermark) {
-    response_paused_ = false;
-    upstream_->resumeReading();
-  }
-}
-
-void Stream::onUpstreamComplete() {
-  if (last_upstream_status_ < 200) return;  // interim response: the final one follows
-  if (finished_) return;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_body != nullptr && !head_request_ &&
-        response_.framing != http::Framing::kNone) {
-      hooks.on_response_body(filter_self_[i], handle(), "", 0, 1);
-    }
-  }
-  if (rechunk_) http::writeLastChunk(conn_.output());
-  response_complete_ = true;
-  if (upstream_ != nullptr) {
-    if (request_complete_ && upstream_->reusable()) {
-      const config::Cluster& cc = cluster_->info().config;
-      runtime_.pool().release(std::move(upstream_), cc.max_idle_connections, cc.idle_timeout_ms);
-    } else {
-      // Mid-request (the upstream answered before the body ended) or not keep-alive.
-      dropUpstream();
-    }
-  }
-  finish(close_after_ || !request_complete_);
-}
-
-void Stream::gatewayError(uint32_t status, std::string_view detail) {
-  if (status >= 500) {
-    SLUICE_LOG(kWarn, request_.method, " ", original_target_, " from ", conn_.clientAddress(),
-               ": ", status, " ", detail);
-  }
-  sendLocalReply(status, "application/json", errorBody(status, detail), true);
-}
-
-void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std::string body,
-                            bool close) {
-  if (finished_) return;
-  if (response_started_) {
-    conn_.abort();
-    return;
-  }
-  if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
-  dropUpstream();
-  response_.clear();
-  response_.status = status;
-  if (!content_type.empty()) response_.headers.add("Content-Type", content_type);
-  // Response filters see local replies too (request ids, added headers); a STOP here is ignored.
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_headers != nullptr) {
-      ++hook_depth_;
-      hooks.on_response_headers(filter_self_[i], handle(), body.empty() ? 1 : 0);
-      --hook_depth_;
-    }
-  }
-  filter_reply_pending_ = false;
-  close = close || !request_.keep_alive || conn_.closeRequested() || !request_complete_;
-  const bool no_body = head_request_ || status == 204 || status == 304;
-  response_started_ = true;
-  http::writeResponseHead(conn_.output(), status, "", response_.headers,
-                          status == 204 ? http::Framing::kNone : http::Framing::kContentLength,
-                          body.size(), close, request_.version_minor == 0 && !close);
-  if (!no_body) evbuffer_add(conn_.output(), body.data(), body.size());
-  response_complete_ = true;
-  close_after_ = close;
-  if (request_complete_ || close) finish(close);
 }
 
 void Stream::finish(bool close) {

@@ -1,0 +1,151 @@
+// The Stream's upstream attempts: pick a host, connect or reuse, send, retry, give up.
+#include "core/proxy/stream.h"
+
+#include "core/common/log.h"
+#include "core/http/serialize.h"
+#include "core/proxy/downstream.h"
+#include "core/proxy/hash_key.h"
+#include "core/proxy/local_reply.h"
+#include "core/proxy/router.h"
+#include "core/proxy/stream_internal.h"
+
+namespace sluice::proxy {
+
+using internal::kLowWatermark;
+using internal::nowUs;
+
+using internal::outcomeFor;
+
+void Stream::startAttempt() {
+  if (finished_) return;
+  std::string key = hashKey(cluster_->info().config.hash_key, request_, conn_.clientIp());
+  sluice_pick_context ctx{};
+  ctx.struct_size = sizeof(ctx);
+  ctx.hash_key = sluice_str{key.data(), key.size()};
+  ctx.tried = tried_.data();
+  ctx.tried_count = tried_.size();
+  int64_t index = cluster_->pick(ctx);
+  if (index < 0) {
+    gatewayError(503, "no healthy upstream host in cluster '" + cluster_->name() + "'");
+    return;
+  }
+  const auto& hosts = cluster_->hosts();
+  host_index_ = static_cast<uint32_t>(index);
+  host_set_version_ = hosts->version();
+  host_ = hosts->at(host_index_).host;
+  tried_.push_back(host_index_);
+  host_->activeRequests().fetch_add(1, std::memory_order_relaxed);
+  host_->totalRequests().fetch_add(1, std::memory_order_relaxed);
+  attempt_active_ = true;
+  attempt_start_us_ = nowUs();
+
+  const config::Cluster& cc = cluster_->info().config;
+  upstream_ = runtime_.pool().acquire(host_.get());
+  if (upstream_ != nullptr) {
+    upstream_->attach(this, head_request_);
+    flushPending();
+  } else {
+    upstream_ =
+        upstream::UpstreamConnection::connect(runtime_.worker(), host_, cc.connect_timeout_ms);
+    upstream_->attach(this, head_request_);
+  }
+}
+
+evbuffer* Stream::requestSink() {
+  return (upstream_ != nullptr && upstream_->connected() && sent_upstream_) ? upstream_->output()
+                                                                            : pending_;
+}
+
+void Stream::flushPending() {
+  if (upstream_ == nullptr || !upstream_->connected()) return;
+  sent_upstream_ = true;
+  evbuffer_add_buffer(upstream_->output(), pending_);
+  if (request_complete_) upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
+}
+
+void Stream::onUpstreamConnected() { flushPending(); }
+
+void Stream::onUpstreamWritable() {
+  if (request_paused_ && upstream_ != nullptr &&
+      evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
+    request_paused_ = false;
+    conn_.resumeReading();
+  }
+}
+
+void Stream::endAttempt(sluice_outcome outcome) {
+  if (!attempt_active_) return;
+  attempt_active_ = false;
+  host_->activeRequests().fetch_sub(1, std::memory_order_relaxed);
+  if (cluster_ != nullptr && cluster_->hosts()->version() == host_set_version_) {
+    cluster_->onResult(host_index_, outcome, nowUs() - attempt_start_us_);
+  }
+}
+
+bool Stream::staleConnection(upstream::UpstreamError error) const {
+  // A pooled keep-alive connection the upstream closed just as we sent on it: the request
+  // most likely never reached the application. Resending is safe for idempotent requests
+  // without a body (RFC 9110 §9.2.2), and costs no retry budget (once per request).
+  return !stale_retried_ && !response_started_ && error == upstream::UpstreamError::kReset &&
+         upstream_ != nullptr && upstream_->reused() && last_upstream_status_ == 0 &&
+         request_complete_ && request_.framing == http::Framing::kNone &&
+         (request_.method == "GET" || request_.method == "HEAD" || request_.method == "OPTIONS");
+}
+
+bool Stream::retryable(upstream::UpstreamError error) const {
+  if (retries_left_ == 0 || response_started_) return false;
+  bool connect_error = error == upstream::UpstreamError::kConnectFailed ||
+                       error == upstream::UpstreamError::kConnectTimeout;
+  return connect_error && !sent_upstream_;  // nothing left for this host
+}
+
+void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& detail) {
+  if (finished_) {
+    dropUpstream();
+    return;
+  }
+  auto& stats = runtime_.worker().stats();
+  bool stale = staleConnection(error);
+  bool retry = stale || retryable(error);
+  SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
+             cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
+  endAttempt(outcomeFor(error));
+  if (error == upstream::UpstreamError::kConnectFailed ||
+      error == upstream::UpstreamError::kConnectTimeout) {
+    event::WorkerStats::inc(stats.upstream_cx_connect_fail);
+  } else if (error == upstream::UpstreamError::kTimeout) {
+    event::WorkerStats::inc(stats.upstream_rq_timeout);
+  } else {
+    event::WorkerStats::inc(stats.upstream_rq_reset);
+  }
+  bool resend_head = sent_upstream_;
+  dropUpstream();
+  if (retry) {
+    if (stale) {
+      stale_retried_ = true;
+      tried_.pop_back();  // the host is fine; only the connection was stale
+    } else {
+      --retries_left_;
+    }
+    event::WorkerStats::inc(stats.upstream_rq_retry);
+    if (resend_head) {
+      evbuffer_drain(pending_, evbuffer_get_length(pending_));
+      http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
+                             request_.framing, request_.content_length);
+    }
+    sent_upstream_ = false;
+    startAttempt();
+    return;
+  }
+  if (response_started_) {
+    // Bytes already went downstream: all we can do is cut the connection.
+    conn_.abort();
+    return;
+  }
+  bool timeout = error == upstream::UpstreamError::kTimeout ||
+                 error == upstream::UpstreamError::kConnectTimeout;
+  gatewayError(timeout ? 504 : 502, "upstream " + host_->address() + " in cluster '" +
+                                        cluster_->name() + "': " + detail);
+}
+
+}  // namespace sluice::proxy
