@@ -12,9 +12,17 @@ std::mt19937_64& generator() {
   return g;
 }
 
+uint64_t& fakeNow() {
+  static uint64_t now_us = 0;
+  return now_us;
+}
+
 const sluice_balancer_host_api kBalancerApi = {
     sizeof(sluice_balancer_host_api),
-    [](const sluice_host_set*, uint32_t) -> uint32_t { return 0; },
+    [](const sluice_host_set* set, uint32_t index) -> uint32_t {
+      const auto* fake = static_cast<const FakeHostSet*>(set->host_ctx);
+      return fake != nullptr ? fake->active(index) : 0;
+    },
     []() -> uint64_t { return generator()(); },
 };
 
@@ -26,7 +34,7 @@ const sluice_host_api kHostApi = {
       std::fprintf(stderr, "plugin log %u: %.*s\n", level, static_cast<int>(len), msg);
     },
     nullptr,
-    []() -> uint64_t { return 0; },
+    []() -> uint64_t { return fakeNow(); },
     nullptr,
     nullptr,
     &kBalancerApi,
@@ -41,7 +49,8 @@ FakeHostSet::FakeHostSet(std::vector<FakeHost> hosts, uint64_t version) : hosts_
   for (const FakeHost& h : hosts_) {
     entries_.push_back({str(h.address), h.weight, h.healthy ? 1u : 0u, {nullptr, 0}, nullptr, 0});
   }
-  set_ = {version, entries_.size(), entries_.data(), nullptr};
+  active_.assign(hosts_.size(), 0);
+  set_ = {version, entries_.size(), entries_.data(), this};
 }
 
 const sluice_balancer_host_api* FakeHostSet::balancerApi() { return &kBalancerApi; }
@@ -53,6 +62,7 @@ FakePick::FakePick(std::vector<uint32_t> tried, std::string hash_key)
 
 const sluice_host_api* fakeHostApi() { return &kHostApi; }
 void seedRandom(uint64_t seed) { generator().seed(seed); }
+void setNowUs(uint64_t now_us) { fakeNow() = now_us; }
 sdk::BalancerContext fakeContext() { return sdk::BalancerContext(sdk::Host(&kHostApi), "test", 0); }
 
 }  // namespace sluice::testing

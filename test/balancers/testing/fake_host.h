@@ -24,12 +24,16 @@ class FakeHostSet {
   FakeHostSet& operator=(const FakeHostSet&) = delete;
   sdk::HostSet view() const { return sdk::HostSet(&set_, balancerApi()); }
   const sluice_host_set* raw() const { return &set_; }
+  // In-flight requests that activeRequests(i) reports for host `i` (0 until set).
+  void setActive(size_t i, uint32_t n) { active_.at(i) = n; }
+  uint32_t active(size_t i) const { return i < active_.size() ? active_[i] : 0; }
 
   static const sluice_balancer_host_api* balancerApi();
 
  private:
   std::vector<FakeHost> hosts_;
   std::vector<sluice_host_entry> entries_;
+  std::vector<uint32_t> active_;  // per host, read through the set's host_ctx (this)
   sluice_host_set set_{};
 };
 
@@ -51,6 +55,8 @@ class FakePick {
 const sluice_host_api* fakeHostApi();
 // Restarts the fake random() sequence (std::mt19937_64 seeded with `seed`).
 void seedRandom(uint64_t seed);
+// Sets what the fake clock (now_us) reads from now on; it starts at 0 and never moves by itself.
+void setNowUs(uint64_t now_us);
 // A balancer context for cluster "test", worker 0, over fakeHostApi().
 sdk::BalancerContext fakeContext();
 
