@@ -24,6 +24,7 @@ using testing::FakePick;
 using testing::mapKeys;
 using testing::movedFraction;
 using testing::numberedHosts;
+using testing::weightedHosts;
 
 constexpr size_t kKeys = 100000;
 
@@ -72,11 +73,7 @@ TEST(MaglevTest, TableSlotsFollowWeightsWithinOneSlot) {
   ten.setHosts(numberedHosts(10));
   for (const auto& [address, n] : ten.slots()) EXPECT_NEAR(n, 6553.7, 1) << address;
   Table weighted;
-  weighted.setHosts({{"10.0.0.1:80", 1},
-                     {"10.0.0.2:80", 2},
-                     {"10.0.0.3:80", 3},
-                     {"10.0.0.4:80", 4},
-                     {"10.0.0.5:80", 5}});
+  weighted.setHosts(weightedHosts({1, 2, 3, 4, 5}));
   for (const auto& [address, n] : weighted.slots()) {
     EXPECT_NEAR(n, 65537.0 * (address[7] - '0') / 15, 1) << address;
   }
@@ -110,11 +107,7 @@ TEST(MaglevTest, SkewedWeightsStillFillByWeight) {
 // the spread of 100k keys over its slots (about 1% per 10k keys).
 TEST(MaglevTest, DistributionFollowsWeights) {
   Table weighted;
-  weighted.setHosts({{"10.0.0.1:80", 1},
-                     {"10.0.0.2:80", 2},
-                     {"10.0.0.3:80", 3},
-                     {"10.0.0.4:80", 4},
-                     {"10.0.0.5:80", 5}});
+  weighted.setHosts(weightedHosts({1, 2, 3, 4, 5}));
   EXPECT_LE(worstError(weighted, weighted.map()), 0.05);
   Table ten;
   ten.setHosts(numberedHosts(10));
@@ -217,11 +210,7 @@ TEST(MaglevTest, NoSkewAfterFiftyRandomHostSetChanges) {
     table.setHosts(hosts);
     table.map(1000);
   }
-  std::vector<FakeHost> last = {{"10.0.0.1:80", 1},
-                                {"10.0.0.2:80", 2},
-                                {"10.0.0.3:80", 3},
-                                {"10.0.0.4:80", 4},
-                                {"10.0.0.5:80", 5}};
+  auto last = weightedHosts({1, 2, 3, 4, 5});
   table.setHosts(last);
   Table fresh;
   fresh.setHosts(last);

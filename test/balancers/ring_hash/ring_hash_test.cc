@@ -25,6 +25,7 @@ using testing::FakePick;
 using testing::mapKeys;
 using testing::movedFraction;
 using testing::numberedHosts;
+using testing::weightedHosts;
 
 constexpr size_t kKeys = 100000;
 
@@ -98,11 +99,7 @@ TEST(RingHashTest, RingSizeIsAPowerOfTwoPerWeightBetweenMinAndTwiceMin) {
 // 1..5). With min_ring_size 65536 (8192 points per host): within 5% (measured 2.1%).
 TEST(RingHashTest, DistributionFollowsWeights) {
   Ring weighted;
-  weighted.setHosts({{"10.0.0.1:80", 1},
-                     {"10.0.0.2:80", 2},
-                     {"10.0.0.3:80", 3},
-                     {"10.0.0.4:80", 4},
-                     {"10.0.0.5:80", 5}});
+  weighted.setHosts(weightedHosts({1, 2, 3, 4, 5}));
   EXPECT_LE(worstError(weighted, weighted.map()), 0.20);
   Ring ten;
   ten.setHosts(numberedHosts(10));
@@ -214,11 +211,7 @@ TEST(RingHashTest, NoSkewAfterFiftyRandomHostSetChanges) {
     ring.setHosts(hosts);
     ring.map(1000);
   }
-  std::vector<FakeHost> last = {{"10.0.0.1:80", 1},
-                                {"10.0.0.2:80", 2},
-                                {"10.0.0.3:80", 3},
-                                {"10.0.0.4:80", 4},
-                                {"10.0.0.5:80", 5}};
+  auto last = weightedHosts({1, 2, 3, 4, 5});
   ring.setHosts(last);
   Ring fresh;
   fresh.setHosts(last);

@@ -15,6 +15,12 @@ std::vector<FakeHost> numberedHosts(size_t count, uint32_t weight, size_t first)
   return hosts;
 }
 
+std::vector<FakeHost> weightedHosts(const std::vector<uint32_t>& weights) {
+  std::vector<FakeHost> hosts = numberedHosts(weights.size());
+  for (size_t i = 0; i < weights.size(); ++i) hosts[i].weight = weights[i];
+  return hosts;
+}
+
 std::vector<std::string> mapKeys(sdk::Balancer& balancer, const FakeHostSet& set, size_t count,
                                  const std::vector<uint32_t>& tried) {
   std::vector<std::string> out;

@@ -16,6 +16,8 @@ namespace sluice::testing {
 std::string testKey(size_t i);
 // `count` hosts "10.0.0.<i>:80" (i from `first`), all of weight `weight`, healthy.
 std::vector<FakeHost> numberedHosts(size_t count, uint32_t weight = 1, size_t first = 1);
+// Hosts "10.0.0.1:80", "10.0.0.2:80", ... with the given weights, all healthy.
+std::vector<FakeHost> weightedHosts(const std::vector<uint32_t>& weights);
 
 // The address that `balancer` picks for each of testKey(0 .. count-1) over `set` (the set the
 // balancer last saw), "NONE" when it picks none.
