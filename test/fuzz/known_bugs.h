@@ -1,0 +1,30 @@
+// Core bugs the fuzzers found that are not fixed yet; each has reproducers in known_crashes/.
+// While a bug is listed here the harness tolerates it, so the ordinary tests stay green and
+// fuzzing can still find other bugs. SLUICE_FUZZ_STRICT=1 in the environment (corpus_main
+// --strict, as the manual *_known_crashes tests use) turns every tolerance off.
+//
+// When the core fix lands: delete the entry and its uses, move the reproducers into corpus/.
+#pragma once
+
+#include <cstdlib>
+
+namespace sluice::fuzz {
+
+enum class KnownBug {
+  // core/http/parser.cc: a CONNECT request with Content-Length (or Transfer-Encoding: chunked)
+  // gets framing kContentLength (kChunked), but llhttp 8.1 ends a CONNECT message at its head
+  // and, since the parser resumes after the upgrade pause, parses the body bytes as the next
+  // request: "CONNECT ... Content-Length: 3 ... abcGET /smuggled ..." gives a complete CONNECT
+  // with 0 of its 3 body bytes, then GET /smuggled.
+  kConnectBodyParsedAsNextRequest,
+};
+
+inline bool tolerated(KnownBug) {
+  static const bool strict = [] {
+    const char* s = std::getenv("SLUICE_FUZZ_STRICT");
+    return s != nullptr && *s != '\0' && *s != '0';
+  }();
+  return !strict;
+}
+
+}  // namespace sluice::fuzz
