@@ -221,6 +221,12 @@ int Parser::checkHead() {
     return 0;
   }
   head_.method = llhttp_method_name(static_cast<llhttp_method_t>(parser_.method));
+  if (parser_.method == HTTP_CONNECT) {
+    // sluice is not a forward proxy; and llhttp ends a CONNECT message at its head, so any
+    // body it announced would be read as the next request (a smuggling shape). Refuse it here.
+    fail(501, "CONNECT is not supported");
+    return -1;
+  }
   size_t hosts = head_.headers.count("host");
   if (hosts > 1) {
     fail(400, "more than one Host header");

@@ -112,8 +112,6 @@ int CheckingCallbacks::onHead(MessageHead& head) {
   const bool head_request = !request() && index < 8 && (options_.head_mask >> index) & 1;
   in_body_ = true;
   framing_ = head_request ? Framing::kNone : head.framing;
-  connect_tolerated_ =
-      head.method == "CONNECT" && tolerated(KnownBug::kConnectBodyParsedAsNextRequest);
   content_length_ = head.content_length;
   body_ = 0;
   current_ = head.method + " " + head.target + " " + std::to_string(head.status) + " " +
@@ -143,7 +141,7 @@ bool CheckingCallbacks::onMessageComplete() {
   SLUICE_FUZZ_CHECK(in_body_, "message complete without a head");
   SLUICE_FUZZ_CHECK(!parser_->inMessage(), "inMessage() at message complete");
   SLUICE_FUZZ_CHECK(
-      framing_ != Framing::kContentLength || body_ == content_length_ || connect_tolerated_,
+      framing_ != Framing::kContentLength || body_ == content_length_,
       "Content-Length message complete with a short body");
   SLUICE_FUZZ_CHECK(framing_ != Framing::kNone || body_ == 0, "bodiless message with a body");
   in_body_ = false;

@@ -60,7 +60,6 @@ class CheckingCallbacks : public http::ParserCallbacks {
   bool in_body_ = false;  // between onHead and onMessageComplete
   size_t completed_ = 0;
   http::Framing framing_ = http::Framing::kNone;  // effective framing of the current message
-  bool connect_tolerated_ = false;  // KnownBug::kConnectBodyParsedAsNextRequest applies
   uint64_t content_length_ = 0;
   uint64_t body_ = 0;    // body bytes delivered in the current message
   std::string current_;  // the current message, serialised

@@ -69,7 +69,7 @@ Parser::Result feed(Parser& parser, CheckingCallbacks& cb, const CodecOptions& o
 
 bool allowedStatus(Parser::Type type, uint32_t status) {
   if (type == Parser::Type::kResponse) return status == 502;
-  for (uint32_t s : {400, 408, 413, 414, 431, 505}) {
+  for (uint32_t s : {400, 408, 413, 414, 431, 501, 505}) {
     if (status == s) return true;
   }
   return false;

@@ -121,6 +121,18 @@ TEST(ParserTest, LineAndFieldSyntaxErrorsAreRefused) {
   expectRejected("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", 400);
 }
 
+// llhttp ends a CONNECT at its head; a body it announced would become the next request.
+TEST(ParserTest, ConnectIsRefusedSoItsBodyCannotSmuggleARequest) {
+  Recorder r;
+  Outcome o = parseRequest(
+      "CONNECT a:443 HTTP/1.1\r\nHost: a:443\r\nContent-Length: 3\r\n\r\n"
+      "abcGET /smuggled HTTP/1.1\r\nHost: x\r\n\r\n",
+      &r);
+  EXPECT_EQ(o.result, Parser::Result::kError);
+  EXPECT_EQ(o.status, 501u);
+  EXPECT_TRUE(r.heads.empty());
+}
+
 // Feeding one byte at a time must not change any verdict (values split across reads).
 Outcome parseByteByByte(const std::string& wire, Recorder* r) {
   Parser p(Parser::Type::kRequest, r, ParserLimits{});
