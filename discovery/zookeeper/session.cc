@@ -1,0 +1,260 @@
+#include "discovery/zookeeper/session.h"
+
+#include <atomic>
+#include <cinttypes>
+#include <cstdio>
+#include <random>
+#include <utility>
+
+namespace sluice::zookeeper {
+namespace {
+
+constexpr int64_t kFirstBackoffMs = 200;
+constexpr int64_t kMaxBackoffMs = 10000;
+
+// The C client's own log lines have no context argument: they go to the host of the most
+// recently opened session, at debug level (the plugin logs the state changes itself).
+std::atomic<const sluice_host_api*> g_client_log_host{nullptr};
+
+void clientLog(const char* message) {
+  sdk::Host(g_client_log_host.load())
+      .log(sdk::LogLevel::kDebug, std::string("zookeeper client: ") + message);
+}
+
+template <typename Done>
+struct Call {
+  Loop* loop;
+  Done done;
+};
+
+const char* stateName(int state) {
+  if (state == ZOO_CONNECTED_STATE) return "connected";
+  if (state == ZOO_CONNECTING_STATE) return "connecting";
+  if (state == ZOO_ASSOCIATING_STATE) return "associating";
+  if (state == ZOO_EXPIRED_SESSION_STATE) return "expired";
+  if (state == ZOO_AUTH_FAILED_STATE) return "auth failed";
+  return "not connected";
+}
+
+}  // namespace
+
+std::string sessionIdText(int64_t id) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "0x%" PRIx64, static_cast<uint64_t>(id));
+  return buf;
+}
+
+struct Session::HandleCtx {
+  Session* session;
+  uint64_t generation;
+};
+
+Session::Session(const ZookeeperConfig& config, Loop& loop, sdk::Host host, std::string label,
+                 Events events)
+    : config_(config),
+      loop_(loop),
+      host_(host),
+      label_(std::move(label)),
+      events_(std::move(events)) {}
+
+Session::~Session() { close(); }
+
+void Session::open() {
+  closed_ = false;
+  g_client_log_host.store(host_.raw());
+  zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
+  openHandle();
+}
+
+void Session::close() {
+  closed_ = true;
+  if (reopen_timer_ != 0) loop_.cancel(reopen_timer_);
+  reopen_timer_ = 0;
+  closeHandle();
+}
+
+void Session::openHandle() {
+  ++generation_;
+  ctx_ = std::make_unique<HandleCtx>(HandleCtx{this, generation_});
+  zh_ = zookeeper_init2(config_.servers.c_str(), &Session::onWatcher,
+                        static_cast<int>(config_.session_timeout_ms), nullptr, ctx_.get(), 0,
+                        &clientLog);
+  if (zh_ == nullptr) {
+    host_.log(sdk::LogLevel::kError, label_ + ": cannot start a ZooKeeper client for '" +
+                                         config_.servers + "' (no server address resolves?)");
+    ctx_.reset();
+    reopenLater();
+    return;
+  }
+  if (config_.auth.has_value()) {
+    std::string cred = config_.auth->first + ":" + config_.auth->second;
+    zoo_add_auth(zh_, "digest", cred.data(), static_cast<int>(cred.size()), nullptr, nullptr);
+  }
+}
+
+void Session::closeHandle() {
+  if (zh_ != nullptr) {
+    zookeeper_close(zh_);  // joins the client's threads: no callback of zh_ after this
+    zh_ = nullptr;
+  }
+  ctx_.reset();
+  connected_ = false;
+}
+
+void Session::reopenLater() {
+  if (closed_) return;
+  int64_t delay = backoff_ms_;
+  backoff_ms_ = backoff_ms_ == 0 ? kFirstBackoffMs : std::min(backoff_ms_ * 2, kMaxBackoffMs);
+  if (delay > 0) {
+    static thread_local std::mt19937 rng(std::random_device{}());
+    delay = std::uniform_int_distribution<int64_t>(delay * 4 / 5, delay * 6 / 5)(rng);
+  }
+  reopen_timer_ = loop_.runAfter(std::chrono::milliseconds(delay), [this] {
+    reopen_timer_ = 0;
+    if (!closed_) openHandle();
+  });
+}
+
+void Session::onWatcher(zhandle_t*, int type, int state, const char* path, void* ctx) {
+  auto* c = static_cast<HandleCtx*>(ctx);
+  Session* self = c->session;
+  uint64_t generation = c->generation;
+  if (type == ZOO_SESSION_EVENT) {
+    self->loop_.post([self, generation, state] { self->onState(generation, state); });
+  } else if (path != nullptr) {
+    self->loop_.post(
+        [self, generation, p = std::string(path)] { self->onNodeEvent(generation, p); });
+  }
+}
+
+void Session::onState(uint64_t generation, int state) {
+  if (generation != generation_ || zh_ == nullptr) return;
+  if (state == ZOO_CONNECTED_STATE) {
+    const clientid_t* id = zoo_client_id(zh_);
+    int64_t sid = id != nullptr ? id->client_id : 0;
+    bool fresh = sid != session_id_;
+    session_id_ = sid;
+    connected_ = true;
+    backoff_ms_ = 0;
+    host_.log(sdk::LogLevel::kInfo, label_ + ": connected to ZooKeeper (" +
+                                        (fresh ? "new session " : "session ") + sessionIdText(sid) +
+                                        ", timeout " + std::to_string(zoo_recv_timeout(zh_)) +
+                                        " ms)");
+    if (events_.connected) events_.connected(fresh);
+    return;
+  }
+  if (state == ZOO_EXPIRED_SESSION_STATE || state == ZOO_AUTH_FAILED_STATE) {
+    host_.log(state == ZOO_AUTH_FAILED_STATE ? sdk::LogLevel::kError : sdk::LogLevel::kWarn,
+              label_ + ": ZooKeeper session " + sessionIdText(session_id_) + " " +
+                  stateName(state) + "; opening a new session");
+    closeHandle();
+    if (events_.expired) events_.expired();
+    reopenLater();
+    return;
+  }
+  if (connected_) {
+    connected_ = false;
+    host_.log(sdk::LogLevel::kWarn, label_ + ": connection to ZooKeeper lost (" + stateName(state) +
+                                        "); reconnecting, clusters unchanged");
+    if (events_.disconnected) events_.disconnected();
+  }
+}
+
+void Session::onNodeEvent(uint64_t generation, const std::string& path) {
+  if (generation != generation_ || zh_ == nullptr) return;
+  if (events_.watch) events_.watch(path);
+}
+
+bool Session::clientId(clientid_t* out) const {
+  if (zh_ == nullptr || !connected_) return false;
+  *out = *zoo_client_id(zh_);
+  return true;
+}
+
+template <typename Fn>
+void Session::failLater(Fn&& done) {
+  loop_.post([done = std::forward<Fn>(done)]() mutable { done(); });
+}
+
+void Session::getChildren(const std::string& path, bool watch, ChildrenDone done) {
+  auto* call = new Call<ChildrenDone>{&loop_, std::move(done)};
+  auto cb = [](int rc, const String_vector* strings, const void* data) {
+    std::unique_ptr<Call<ChildrenDone>> c(
+        static_cast<Call<ChildrenDone>*>(const_cast<void*>(data)));
+    std::vector<std::string> names;
+    if (rc == ZOK && strings != nullptr) {
+      for (int32_t i = 0; i < strings->count; ++i) names.emplace_back(strings->data[i]);
+    }
+    c->loop->post(
+        [d = std::move(c->done), rc, n = std::move(names)]() mutable { d(rc, std::move(n)); });
+  };
+  int rc = zh_ == nullptr ? ZCONNECTIONLOSS
+                          : zoo_aget_children(zh_, path.c_str(), watch ? 1 : 0, cb, call);
+  if (rc != ZOK) {
+    std::unique_ptr<Call<ChildrenDone>> c(call);
+    failLater([d = std::move(c->done), rc]() mutable { d(rc, {}); });
+  }
+}
+
+void Session::getData(const std::string& path, bool watch, DataDone done) {
+  auto* call = new Call<DataDone>{&loop_, std::move(done)};
+  auto cb = [](int rc, const char* value, int len, const Stat* stat, const void* data) {
+    std::unique_ptr<Call<DataDone>> c(static_cast<Call<DataDone>*>(const_cast<void*>(data)));
+    std::string text = rc == ZOK && value != nullptr && len > 0 ? std::string(value, len) : "";
+    int64_t owner = rc == ZOK && stat != nullptr ? stat->ephemeralOwner : 0;
+    c->loop->post([d = std::move(c->done), rc, t = std::move(text), owner]() mutable {
+      d(rc, std::move(t), owner);
+    });
+  };
+  int rc = zh_ == nullptr ? ZCONNECTIONLOSS : zoo_aget(zh_, path.c_str(), watch ? 1 : 0, cb, call);
+  if (rc != ZOK) {
+    std::unique_ptr<Call<DataDone>> c(call);
+    failLater([d = std::move(c->done), rc]() mutable { d(rc, "", 0); });
+  }
+}
+
+void Session::exists(const std::string& path, bool watch, Done done) {
+  auto* call = new Call<Done>{&loop_, std::move(done)};
+  auto cb = [](int rc, const Stat*, const void* data) {
+    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(data)));
+    c->loop->post([d = std::move(c->done), rc] { d(rc); });
+  };
+  int rc =
+      zh_ == nullptr ? ZCONNECTIONLOSS : zoo_aexists(zh_, path.c_str(), watch ? 1 : 0, cb, call);
+  if (rc != ZOK) {
+    std::unique_ptr<Call<Done>> c(call);
+    failLater([d = std::move(c->done), rc] { d(rc); });
+  }
+}
+
+void Session::create(const std::string& path, const std::string& data, bool ephemeral, Done done) {
+  auto* call = new Call<Done>{&loop_, std::move(done)};
+  auto cb = [](int rc, const char*, const void* d) {
+    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(d)));
+    c->loop->post([done = std::move(c->done), rc] { done(rc); });
+  };
+  int rc = zh_ == nullptr
+               ? ZCONNECTIONLOSS
+               : zoo_acreate(zh_, path.c_str(), data.empty() ? nullptr : data.data(),
+                             data.empty() ? -1 : static_cast<int>(data.size()),
+                             &ZOO_OPEN_ACL_UNSAFE, ephemeral ? ZOO_EPHEMERAL : 0, cb, call);
+  if (rc != ZOK) {
+    std::unique_ptr<Call<Done>> c(call);
+    failLater([d = std::move(c->done), rc] { d(rc); });
+  }
+}
+
+void Session::remove(const std::string& path, Done done) {
+  auto* call = new Call<Done>{&loop_, std::move(done)};
+  auto cb = [](int rc, const void* d) {
+    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(d)));
+    c->loop->post([done = std::move(c->done), rc] { done(rc); });
+  };
+  int rc = zh_ == nullptr ? ZCONNECTIONLOSS : zoo_adelete(zh_, path.c_str(), -1, cb, call);
+  if (rc != ZOK) {
+    std::unique_ptr<Call<Done>> c(call);
+    failLater([d = std::move(c->done), rc] { d(rc); });
+  }
+}
+
+}  // namespace sluice::zookeeper
