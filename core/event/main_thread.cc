@@ -1,5 +1,7 @@
 #include "core/event/main_thread.h"
 
+#include "core/event/notifier.h"
+
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -10,7 +12,7 @@ namespace {
 struct MainQueue {
   std::mutex mutex;
   std::vector<std::function<void()>> pending;
-  ::event* wake = nullptr;
+  std::unique_ptr<Notifier> wake;
   std::thread::id thread;
   bool installed = false;
 };
@@ -20,7 +22,7 @@ MainQueue& queue() {
   return q;
 }
 
-void onWake(evutil_socket_t, short, void*) {
+void onWake() {
   MainQueue& q = queue();
   std::vector<std::function<void()>> batch;
   {
@@ -36,7 +38,7 @@ void installMainThread(event_base* base) {
   MainQueue& q = queue();
   std::lock_guard<std::mutex> lock(q.mutex);
   q.thread = std::this_thread::get_id();
-  q.wake = event_new(base, -1, 0, &onWake, nullptr);
+  q.wake = std::make_unique<Notifier>(base, &onWake);
   q.installed = true;
 }
 
@@ -48,8 +50,7 @@ void uninstallMainThread() {
     if (!q.installed) return;
     q.installed = false;
     batch.swap(q.pending);
-    event_free(q.wake);
-    q.wake = nullptr;
+    q.wake.reset();
   }
   for (auto& fn : batch) fn();
 }
@@ -65,8 +66,9 @@ void postToMain(std::function<void()> fn) {
   {
     std::lock_guard<std::mutex> lock(q.mutex);
     if (q.installed && q.thread != std::this_thread::get_id()) {
+      bool was_empty = q.pending.empty();
       q.pending.push_back(std::move(fn));
-      event_active(q.wake, 0, 0);
+      if (was_empty) q.wake->notify();
       return;
     }
   }

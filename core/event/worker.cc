@@ -18,7 +18,7 @@ uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 Worker::Worker(uint32_t index)
     : index_(index),
       base_(event_base_new()),
-      post_event_(event_new(base_, -1, 0, &Worker::onPosted, this)),
+      notifier_(std::make_unique<Notifier>(base_, [this] { runPosted(); })),
       delete_event_(event_new(base_, -1, 0, &Worker::onDeferredDelete, this)) {
   if (getrandom(rng_, sizeof(rng_), 0) != static_cast<ssize_t>(sizeof(rng_))) {
     for (int i = 0; i < 4; ++i) rng_[i] = 0x9E3779B97F4A7C15ULL * (index + i + 1);
@@ -31,7 +31,7 @@ Worker::~Worker() {
     join();
   }
   to_delete_.clear();
-  event_free(post_event_);
+  notifier_.reset();
   event_free(delete_event_);
   event_base_free(base_);
 }
@@ -48,14 +48,19 @@ void Worker::start(std::function<void()> init) {
 }
 
 void Worker::post(std::function<void()> fn) {
+  bool was_empty;
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    was_empty = posted_.empty();
     posted_.push_back(std::move(fn));
   }
-  event_active(post_event_, 0, 0);
+  if (was_empty) notifier_->notify();  // a non-empty queue has a wake-up on its way
 }
 
-void Worker::stop() { event_base_loopbreak(base_); }
+void Worker::stop() {
+  // Without libevent's locking, the loop is stopped from its own thread.
+  post([this] { event_base_loopbreak(base_); });
+}
 
 void Worker::join() {
   if (thread_.joinable()) thread_.join();
@@ -81,12 +86,11 @@ uint64_t Worker::random() {
 
 Worker* Worker::current() { return t_current; }
 
-void Worker::onPosted(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<Worker*>(arg);
+void Worker::runPosted() {
   std::vector<std::function<void()>> batch;
   {
-    std::lock_guard<std::mutex> lock(self->mutex_);
-    batch.swap(self->posted_);
+    std::lock_guard<std::mutex> lock(mutex_);
+    batch.swap(posted_);
   }
   for (auto& fn : batch) fn();
 }

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/event/notifier.h"
+
 namespace sluice::event {
 
 // Something whose destruction must wait until the current callback stack has unwound.
@@ -80,13 +82,13 @@ class Worker {
   static Worker* current();
 
  private:
-  static void onPosted(evutil_socket_t, short, void* arg);
+  void runPosted();
   static void onDeferredDelete(evutil_socket_t, short, void* arg);
 
   uint32_t index_;
   event_base* base_;
-  ::event* post_event_;
-  ::event* delete_event_;
+  std::unique_ptr<Notifier> notifier_;  // wakes the loop for post()
+  ::event* delete_event_;               // same-thread: event_active is enough
   std::mutex mutex_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<Deletable>> to_delete_;

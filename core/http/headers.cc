@@ -5,7 +5,29 @@
 namespace sluice::http {
 namespace {
 
-inline char lower(char c) { return (c >= 'A' && c <= 'Z') ? static_cast<char>(c + 32) : c; }
+constexpr std::array<char, 256> makeLowerTable() {
+  std::array<char, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+  return t;
+}
+constexpr std::array<char, 256> kLower = makeLowerTable();
+
+inline char lower(char c) { return kLower[static_cast<unsigned char>(c)]; }
+
+// Every hop-by-hop name starts with one of these letters: a cheap first filter.
+inline bool mayBeHopByHop(std::string_view name) {
+  if (name.size() < 2) return false;
+  switch (lower(name[0])) {
+    case 'c':
+    case 'k':
+    case 'p':
+    case 't':
+    case 'u':
+      return true;
+    default:
+      return false;
+  }
+}
 
 constexpr std::array<bool, 256> makeTcharTable() {
   std::array<bool, 256> t{};
@@ -116,14 +138,14 @@ bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
 void stripHopByHop(HeaderMap& headers) {
   std::vector<std::string> named;
   for (const auto& f : headers.fields()) {
-    if (!equalsIgnoreCase(f.name, "connection")) continue;
+    if (f.name.size() != 10 || !equalsIgnoreCase(f.name, "connection")) continue;
     forEachListElement(f.value, [&](std::string_view el) {
       if (!inList(el, kProtected, std::size(kProtected))) named.emplace_back(el);
     });
   }
   auto& fields = headers.mutableFields();
   for (auto it = fields.begin(); it != fields.end();) {
-    bool drop = inList(it->name, kHopByHop, std::size(kHopByHop));
+    bool drop = mayBeHopByHop(it->name) && inList(it->name, kHopByHop, std::size(kHopByHop));
     for (size_t i = 0; !drop && i < named.size(); ++i) drop = equalsIgnoreCase(it->name, named[i]);
     it = drop ? fields.erase(it) : it + 1;
   }

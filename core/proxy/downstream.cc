@@ -83,6 +83,8 @@ bool DownstreamConnection::idle() const {
 }
 
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
+  if (ms == read_timeout_ms_) return;  // each change is a timer-heap operation: skip no-ops
+  read_timeout_ms_ = ms;
   if (ms == 0) {
     bufferevent_set_timeouts(bev_, nullptr, nullptr);
     return;
@@ -142,9 +144,8 @@ void DownstreamConnection::onBody(const char* data, size_t len) {
 }
 
 bool DownstreamConnection::onMessageComplete() {
-  // No read timeout while the upstream works (its own response_timeout_ms applies); EOF is
-  // still noticed, so a client that gives up cancels its request.
-  setReadTimeout(0);
+  // The idle timeout keeps running while the upstream works; when it fires with a complete
+  // request in flight it is ignored (onEvent), so the upstream's response_timeout_ms governs.
   if (stream_ != nullptr) stream_->onRequestComplete();
   // Pause after every request: the next pipelined one is parsed when this one is answered.
   return true;
@@ -258,6 +259,11 @@ void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {
     return;
   }
   if ((what & BEV_EVENT_TIMEOUT) != 0 && (what & BEV_EVENT_READING) != 0) {
+    if (self->stream_ != nullptr && self->stream_->requestComplete()) {
+      // Waiting for the upstream, not for the client: keep reading (EOF detection).
+      bufferevent_enable(self->bev_, EV_READ);
+      return;
+    }
     if (self->stream_ == nullptr && self->parser_.inMessage()) {
       // Headers did not arrive in time.
       self->badRequest(408, "request headers not received within request_header_timeout_ms");

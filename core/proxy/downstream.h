@@ -74,6 +74,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool parser_paused_ = false;  // a message ended; the next waits for the stream to finish
   bool reading_paused_ = false;
   bool header_timer_ = false;
+  uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
   bool draining_ = false;
   ::event resume_event_;
 };

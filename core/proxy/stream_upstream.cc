@@ -60,7 +60,9 @@ void Stream::flushPending() {
   if (upstream_ == nullptr || !upstream_->connected()) return;
   sent_upstream_ = true;
   evbuffer_add_buffer(upstream_->output(), pending_);
-  if (request_complete_) upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
+  // The pool's idle timeout gives way to response_timeout_ms once the request is sent (none
+  // while a body still streams: a slow upload is not a slow upstream).
+  upstream_->setReadTimeout(request_complete_ ? cluster_->info().config.response_timeout_ms : 0);
 }
 
 void Stream::onUpstreamConnected() { flushPending(); }

@@ -35,9 +35,9 @@ DiscoverySinkImpl::DiscoverySinkImpl(event_base* base, std::string name,
                                      std::function<void(const Snapshot&)> apply)
     : name_(std::move(name)),
       apply_(std::move(apply)),
-      wake_(event_new(base, -1, 0, &DiscoverySinkImpl::onWake, this)) {}
+      wake_(std::make_unique<event::Notifier>(base, [this] { flush(); })) {}
 
-DiscoverySinkImpl::~DiscoverySinkImpl() { event_free(wake_); }
+DiscoverySinkImpl::~DiscoverySinkImpl() = default;
 
 void DiscoverySinkImpl::close() {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -81,12 +81,8 @@ int DiscoverySinkImpl::publish(const sluice_discovery_snapshot* snapshot) {
     if (closed_) return -1;
     latest_ = std::move(copy);
   }
-  event_active(wake_, 0, 0);
+  wake_->notify();
   return 0;
-}
-
-void DiscoverySinkImpl::onWake(evutil_socket_t, short, void* arg) {
-  static_cast<DiscoverySinkImpl*>(arg)->flush();
 }
 
 void DiscoverySinkImpl::flush() {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/api/discovery.h"
+#include "core/event/notifier.h"
 #include "core/server/cluster_manager.h"
 
 // The C handle plugins hold; defined here, opaque to them.
@@ -46,12 +47,10 @@ class DiscoverySinkImpl {
   void flush();
 
  private:
-  static void onWake(evutil_socket_t, short, void* arg);
-
   std::string name_;
   std::function<void(const Snapshot&)> apply_;
   sluice_discovery_sink handle_{this};
-  ::event* wake_;
+  std::unique_ptr<event::Notifier> wake_;  // publish() wakes the main loop
   std::mutex mutex_;
   std::optional<Snapshot> latest_;
   bool closed_ = false;

@@ -3,8 +3,6 @@
 //   sluice [-c FILE] [--validate] [--log-level LEVEL] [--version]
 //
 // Without -c, sluice serves its embedded default config (configs/demo.yaml at build time).
-#include <event2/thread.h>
-
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -91,7 +89,6 @@ int mainImpl(int argc, char** argv) {
         printf("OK: %s\n", cfg->file.c_str());
         return 0;
       }
-      evthread_use_pthreads();
       server::Server server;
       return server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
                         std::move(loader));

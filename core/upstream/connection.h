@@ -85,6 +85,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   static void onWrite(bufferevent* bev, void* arg);
   static void onEvent(bufferevent* bev, short what, void* arg);
   void fail(UpstreamError error, const std::string& detail);
+  uint64_t lastActivity() const;  // the loop's cached wall clock, ms
   void parseInput();
 
   int onHead(http::MessageHead& head) override;
@@ -102,6 +103,8 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   bool keep_alive_ = true;
   bool head_request_ = false;
   uint64_t exchanges_ = 0;
+  uint32_t read_timeout_ms_ = 0;  // the read timeout in force (0: none)
+  uint64_t idle_since_ = 0;       // ms (lastActivity()) when it went idle in the pool
 };
 
 }  // namespace sluice::upstream
