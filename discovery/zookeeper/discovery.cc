@@ -49,7 +49,7 @@ std::string nowText() {
 ZookeeperDiscovery::ZookeeperDiscovery(const ZookeeperConfig& config, const sdk::Host& host)
     : config_(config),
       host_(host),
-      label_("zookeeper " + config.servers + (config.root == "/" ? "" : config.root)),
+      label_(config.servers + (config.root == "/" ? "" : config.root)),
       format_(makeFormat(config)),
       tree_(config.root, format_->levels(), format_->readsLeafData()),
       session_(config, loop_, host, label_,

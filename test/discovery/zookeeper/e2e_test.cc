@@ -1,0 +1,139 @@
+// End to end through the real binary: backends register in a real ZooKeeper, sluice (with the
+// real libzookeeper.so, dlopened from plugin_paths) routes /gateway/<context path>/... to them
+// while clients keep sending requests.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <thread>
+
+#include "test/discovery/zookeeper/e2e_fixture.h"
+
+namespace sluice::test {
+namespace {
+
+TEST_F(ZkGatewayTest, RegisteredBackendsGetTrafficWithinOneSecond) {
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  EXPECT_EQ(get("/gateway/restapi/x"), "404 ");
+  auto registered = Clock::now();
+  registerBackend("restapi", a_);
+  // The requirement: traffic reaches a newly registered backend within 1 s.
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "200 a"; }, milliseconds(1000)))
+      << get("/gateway/restapi/x") << "\n"
+      << sluice_->process().outputTail();
+  std::printf("registered -> first request served: %.1f ms\n",
+              std::chrono::duration<double, std::milli>(Clock::now() - registered).count());
+  registerBackend("restapi", b_);
+  registerBackend("orders", c_);
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/orders/x") == "200 c"; }, milliseconds(1000)));
+  ASSERT_TRUE(waitUntil(
+      [&] {
+        return burst("/gateway/restapi/x", 10) == std::map<std::string, int>{{"a", 5}, {"b", 5}};
+      },
+      milliseconds(1000)));
+}
+
+TEST_F(ZkGatewayTest, DeregisteringUnderLoadFailsNoRequest) {
+  registerBackend("restapi", a_);
+  registerBackend("restapi", b_);
+  registerBackend("restapi", c_);
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  ASSERT_TRUE(
+      waitUntil([&] { return burst("/gateway/restapi/x", 3).size() == 3; }, milliseconds(5000)));
+  ClientLoop loop(port_, "/gateway/restapi/loop/", 2);
+  ASSERT_TRUE(waitUntil([&] { return loop.total() > 200; }, milliseconds(5000)));
+  auto changed = Clock::now();
+  deregister("restapi", a_);  // its session closes: the ephemeral node goes at once
+  ASSERT_TRUE(waitUntil([&] { return Clock::now() - loop.lastServedBy("a") > milliseconds(300); },
+                        milliseconds(5000)));
+  std::printf(
+      "last response from a: %lld ms after its deregistration\n",
+      static_cast<long long>(
+          std::chrono::duration_cast<milliseconds>(loop.lastServedBy("a") - changed).count()));
+  loop.resetCounts();
+  std::this_thread::sleep_for(milliseconds(500));
+  loop.stop();
+  auto after = loop.served();
+  EXPECT_EQ(after["a"], 0);
+  EXPECT_GT(after["b"], 0);
+  EXPECT_GT(after["c"], 0);
+  EXPECT_TRUE(loop.failures().empty()) << loop.failures().size() << " failed of " << loop.total()
+                                       << "; first: " << loop.failures().front();
+}
+
+TEST_F(ZkGatewayTest, AllThreeFormatsAtOnce) {
+  // sluice layout → restapi → a; Dubbo REST provider → orders → b; Curator → spring-svc → c.
+  registerBackend("restapi", a_);
+  ASSERT_EQ(zk_->create(root() + "-dubbo/com.example.OrderService/providers/" + "rest%3A%2F%2F" +
+                        "127.0.0.1%3A" + std::to_string(b_.port()) +
+                        "%2Forders%2Fcom.example.OrderService%3Fapplication%3Dorders%26" +
+                        "interface%3Dcom.example.OrderService%26side%3Dprovider"),
+            ZOK);
+  ASSERT_EQ(zk_->create(root() + "-services/spring-svc/3f2a",
+                        R"({"name":"spring-svc","id":"3f2a","address":"127.0.0.1","port":)" +
+                            std::to_string(c_.port()) +
+                            R"(,"sslPort":null,"payload":{"@class":"org.springframework.cloud.)" +
+                            R"(zookeeper.discovery.ZookeeperInstance","metadata":)" +
+                            R"({"instance_status":"UP"}},"serviceType":"DYNAMIC"})"),
+            ZOK);
+  std::string servers = "servers: '" + server_->servers() + "'";
+  startSluice({zkEntry(zkConfig()),
+               zkEntry(servers + ", format: dubbo, root: " + root() + "-dubbo"),
+               zkEntry(servers + ", format: curator, root: " + root() + "-services")});
+  ASSERT_TRUE(sluice_->ready());
+  EXPECT_EQ(get("/gateway/restapi/x"), "200 a");
+  EXPECT_EQ(get("/gateway/orders/x"), "200 b");
+  EXPECT_EQ(get("/gateway/spring-svc/x"), "200 c");
+  // Each keeps following its own registry.
+  ASSERT_EQ(zk_->create(root() + "-services/spring-svc/77aa",
+                        R"({"address":"127.0.0.1","port":)" + std::to_string(a_.port()) + "}"),
+            ZOK);
+  ASSERT_TRUE(waitUntil([&] { return burst("/gateway/spring-svc/x", 4).count("a") == 1; },
+                        milliseconds(5000)));
+}
+
+TEST_F(ZkGatewayTest, EmptyProtectionOnKeepsTheLastListOffAnswers503) {
+  // Two entries on two roots, one with protection (the default), one without.
+  registerBackend("kept", a_);
+  ASSERT_EQ(zk_->create(root() + "-off/dropped/" + b_.address(), "", false), ZOK);
+  std::string servers = "servers: '" + server_->servers() + "'";
+  startSluice({zkEntry(zkConfig()),
+               zkEntry(servers + ", root: " + root() + "-off, empty_protection: false")});
+  ASSERT_TRUE(sluice_->ready());
+  ASSERT_EQ(get("/gateway/kept/x"), "200 a");
+  ASSERT_EQ(get("/gateway/dropped/x"), "200 b");
+  deregister("kept", a_);
+  ASSERT_EQ(zk_->remove(root() + "-off/dropped/" + b_.address()), ZOK);
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/dropped/x") == "503 "; }, milliseconds(5000)));
+  ASSERT_TRUE(sluice_->process().waitForOutput(
+      "cluster 'kept' would have no endpoints (no instance registered); empty_protection keeps "
+      "its last 1 endpoints",
+      5000));
+  EXPECT_EQ(get("/gateway/kept/x"), "200 a");
+  // Back: both follow the registry again.
+  registerBackend("kept", c_);
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/kept/x") == "200 c"; }, milliseconds(5000)));
+  ASSERT_EQ(zk_->create(root() + "-off/dropped/" + a_.address(), "", false), ZOK);
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/dropped/x") == "200 a"; }, milliseconds(5000)));
+}
+
+TEST_F(ZkGatewayTest, DeletedAndRecreatedParentsAreFollowed) {
+  registerBackend("restapi", a_);
+  startSluice({zkEntry(zkConfig("empty_protection: false"))});
+  ASSERT_TRUE(sluice_->ready());
+  ASSERT_EQ(get("/gateway/restapi/x"), "200 a");
+  sessions_.clear();
+  ASSERT_EQ(zk_->remove(root()), ZOK);  // the whole registry root
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "503 "; }, milliseconds(5000)));
+  registerBackend("restapi", b_);  // re-creates the root and the context path
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "200 b"; }, milliseconds(5000)));
+  sessions_.clear();
+  ASSERT_EQ(zk_->remove(root() + "/restapi", false), ZOK);  // the context path node
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "503 "; }, milliseconds(5000)));
+  registerBackend("restapi", c_);
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "200 c"; }, milliseconds(5000)));
+}
+
+}  // namespace
+}  // namespace sluice::test
