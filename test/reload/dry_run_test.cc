@@ -137,5 +137,23 @@ TEST(DryRunTest, DISABLED_FailedDryRunIsNotAFailedReload) {
   EXPECT_EQ(gateway.process().output().find("refused; still serving"), std::string::npos);
 }
 
+// BUG (core, admin.cc): only "dry_run=1" / "dry_run=true" anywhere in the URI mean a dry run;
+// `POST /reload?dry_run`, `?dry_run=yes`, `?dry_run=on` silently apply the config for real.
+TEST(DryRunTest, DISABLED_OtherSpellingsOfDryRunNeverApply) {
+  EchoBackend a("a");
+  const int side = freePort(), old = freePort(), extra = freePort();
+  std::map<std::string, std::string> vars{{"A", a.address()},
+                                          {"SIDE", std::to_string(side)},
+                                          {"OLD", std::to_string(old)},
+                                          {"EXTRA", std::to_string(extra)}};
+  ReloadGateway gateway(kRunning, vars);
+  ASSERT_TRUE(gateway.ready());
+  ASSERT_TRUE(gateway.rewrite(kNext, vars));
+  for (const char* query : {"?dry_run", "?dry_run=yes", "?dry_run=on"}) {
+    Response r = httpRequest(gateway.adminPort(), "POST", std::string("/reload") + query);
+    EXPECT_EQ(gateway.stat("config_version"), 1u) << query << " applied the config: " << r.body;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -102,6 +102,26 @@ TEST_F(HostStateTest, HostsThatRemainKeepTheirStateWhenEndpointsChange) {
   EXPECT_EQ(gateway_->stat("upstream_cx_total"), opened + 1) << "pooled connections were lost";
 }
 
+// Reloads that leave the cluster alone (only a listener limit changes) do not restart its
+// balancer's schedule: one request between reloads still goes round the hosts in turn.
+TEST_F(HostStateTest, UnrelatedReloadsDoNotRestartTheSchedule) {
+  std::map<std::string, int> seen;
+  RawConnection conn(gateway_->port());
+  for (int i = 0; i < 12; ++i) {
+    std::string yaml = kConfig;
+    yaml += "limits: { max_header_count: " + std::to_string(100 + i) + " }\n";
+    ASSERT_TRUE(gateway_->rewrite(yaml, vars("round_robin")));
+    ASSERT_NE(gateway_->reload(i % 2 == 0 ? Trigger::kAdmin : Trigger::kSighup), 0u);
+    ASSERT_TRUE(conn.send(buildRequest("GET", "/svc/x", {}, "", gateway_->port())));
+    Response r = conn.readResponse();
+    ASSERT_EQ(r.status, 200) << r.error;
+    ++seen[r.header("X-Backend")];
+  }
+  EXPECT_EQ(seen["a"], 4);
+  EXPECT_EQ(seen["b"], 4);
+  EXPECT_EQ(seen["c"], 4);
+}
+
 TEST_F(HostStateTest, InFlightCountReleasedOnTheSameHostAfterASwap) {
   RawConnection slow(gateway_->port(), 20000);
   ASSERT_TRUE(slow.send(buildRequest("GET", "/svc/delay/1500", {}, "", gateway_->port())));

@@ -89,6 +89,26 @@ TEST(ListenerReloadTest, AddedListenerAnswersRemovedOneDrains) {
   EXPECT_GT(load.ok(), 0u);
 }
 
+// BUG (core): a listener renamed on the same address (new name opens new SO_REUSEPORT sockets,
+// the old name's sockets close) drops the connections queued on the old sockets: clients see a
+// refused/reset connect. Handing the socket over by address would avoid it.
+TEST(ListenerReloadTest, DISABLED_RenamedListenerOnTheSameAddressDropsNoConnection) {
+  EchoBackend a("a");
+  const int side = freePort();
+  ReloadGateway gateway(kConfig, {{"A", a.address()}, {"MORE", listener("side", side)}});
+  ASSERT_TRUE(gateway.ready());
+  LoadClients fresh(side, 4, "/svc/fresh", {}, LoadClients::Mode::kFresh);
+  ASSERT_TRUE(fresh.waitResponses(100));
+  for (int i = 0; i < 30; ++i) {
+    const std::string name = "side" + std::to_string(i);
+    ASSERT_TRUE(gateway.rewrite(kConfig, {{"MORE", listener(name, side)}}));
+    ASSERT_NE(gateway.reload(i % 2 == 0 ? Trigger::kAdmin : Trigger::kSighup), 0u);
+    ASSERT_TRUE(fresh.waitResponses(100));
+  }
+  fresh.stop();
+  EXPECT_EQ(fresh.failures(), 0u) << ::testing::PrintToString(fresh.failureSamples());
+}
+
 // BUG (core): an idle keep-alive connection of a removed listener stays open (until
 // idle_timeout_ms, 60 s by default) and serves further requests; a drain closes idle ones at once.
 TEST(ListenerReloadTest, DISABLED_IdleConnectionOfARemovedListenerIsClosed) {
