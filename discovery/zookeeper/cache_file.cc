@@ -16,19 +16,26 @@ namespace sluice::zookeeper {
 namespace {
 
 std::string emit(const std::vector<sdk::DiscoveredCluster>& clusters, const std::string& comment) {
+  // Cluster names and keys are plain ([A-Za-z0-9._-]); every other string is double-quoted so
+  // that no value reads back as something else ("true", "null", "# x").
   YAML::Emitter out;
-  out.SetStringFormat(YAML::DoubleQuoted);
   out << YAML::Comment(comment) << YAML::BeginMap << YAML::Key << "clusters" << YAML::Value
       << YAML::BeginMap;
   for (const sdk::DiscoveredCluster& c : clusters) {
-    out << YAML::Key << c.name << YAML::Value << YAML::BeginSeq;
+    out << YAML::Key << c.name << YAML::Value;
+    if (c.endpoints.empty()) out << YAML::Flow;
+    out << YAML::BeginSeq;
     for (const sdk::Endpoint& e : c.endpoints) {
-      out << YAML::Flow << YAML::BeginMap << YAML::Key << "address" << YAML::Value << e.address;
+      out << YAML::Flow << YAML::BeginMap << YAML::Key << "address" << YAML::Value
+          << YAML::DoubleQuoted << e.address;
       if (e.weight != 0) out << YAML::Key << "weight" << YAML::Value << e.weight;
-      if (!e.zone.empty()) out << YAML::Key << "zone" << YAML::Value << e.zone;
+      if (!e.zone.empty())
+        out << YAML::Key << "zone" << YAML::Value << YAML::DoubleQuoted << e.zone;
       if (!e.metadata.empty()) {
         out << YAML::Key << "metadata" << YAML::Value << YAML::BeginMap;
-        for (const auto& [k, v] : e.metadata) out << YAML::Key << k << YAML::Value << v;
+        for (const auto& [k, v] : e.metadata) {
+          out << YAML::Key << YAML::DoubleQuoted << k << YAML::Value << YAML::DoubleQuoted << v;
+        }
         out << YAML::EndMap;
       }
       out << YAML::EndMap;

@@ -129,14 +129,24 @@ TEST(CacheFileTest, RoundTripAndRefusals) {
                                                   cluster("restapi", {"10.0.0.1:80"})};
   clusters[1].endpoints.push_back(
       sdk::Endpoint{"[::1]:81", 5, "a", {{"version", "v2"}, {"quote", "say \"hi\": #1"}}});
+  clusters[1].endpoints.push_back(sdk::Endpoint{"h:1", 0, "", {{"true", "null"}}});
   std::string error;
   ASSERT_TRUE(writeCacheFile(path, clusters, "test cache", &error)) << error;
   std::string text = test::readFile(path);
-  EXPECT_EQ(text.rfind("# test cache\n", 0), 0u) << text;
+  EXPECT_EQ(text,
+            "# test cache\n"
+            "clusters:\n"
+            "  billing: []\n"
+            "  restapi:\n"
+            "    - {address: \"10.0.0.1:80\"}\n"
+            "    - {address: \"[::1]:81\", weight: 5, zone: \"a\", metadata: {\"version\": \"v2\", "
+            "\"quote\": \"say \\\"hi\\\": #1\"}}\n"
+            "    - {address: \"h:1\", metadata: {\"true\": \"null\"}}\n");
   std::vector<sdk::DiscoveredCluster> back;
   ASSERT_TRUE(readCacheFile(path, &back, &error)) << error;
   ASSERT_EQ(back.size(), 2u);
-  EXPECT_EQ(show(back), "billing:; restapi: 10.0.0.1:80 [::1]:81*5");
+  EXPECT_EQ(show(back), "billing:; restapi: 10.0.0.1:80 [::1]:81*5 h:1");
+  EXPECT_EQ(back[1].endpoints[2].metadata, clusters[1].endpoints[2].metadata);
   EXPECT_EQ(back[1].endpoints[1].zone, "a");
   EXPECT_EQ(back[1].endpoints[1].metadata, clusters[1].endpoints[1].metadata);
 
