@@ -21,11 +21,37 @@ void clientLog(const char* message) {
       .log(sdk::LogLevel::kDebug, std::string("zookeeper client: ") + message);
 }
 
-template <typename Done>
+// A completion's context: the loop to post to and the caller's callback. Owned by the C client
+// between a successful send and the completion, which takes it back.
+template <typename DoneT>
 struct Call {
   Loop* loop;
-  Done done;
+  DoneT done;
 };
+
+template <typename DoneT>
+std::unique_ptr<Call<DoneT>> takeCall(const void* data) {
+  return std::unique_ptr<Call<DoneT>>(static_cast<Call<DoneT>*>(const_cast<void*>(data)));
+}
+
+void postDone(std::unique_ptr<Call<Session::Done>> c, int rc) {
+  c->loop->post([d = std::move(c->done), rc] { d(rc); });
+}
+
+// Sends one asynchronous call: `send(ctx)` hands `ctx` to the C client as the completion's data
+// and returns its code. Unless that is ZOK the completion never runs, so `fail(done, rc)` is
+// posted to the loop instead (no handle: ZCONNECTIONLOSS).
+template <typename DoneT, typename Send, typename Fail>
+void dispatch(Loop& loop, zhandle_t* zh, DoneT done, Send&& send, Fail fail) {
+  auto call = std::make_unique<Call<DoneT>>(Call<DoneT>{&loop, std::move(done)});
+  int rc = zh == nullptr ? ZCONNECTIONLOSS : send(call.get());
+  if (rc == ZOK) {
+    call.release();  // the completion takes it back
+    return;
+  }
+  std::shared_ptr<Call<DoneT>> owned(std::move(call));
+  loop.post([owned, rc, fail] { fail(owned->done, rc); });
+}
 
 const char* stateName(int state) {
   if (state == ZOO_CONNECTED_STATE) return "connected";
@@ -171,16 +197,9 @@ bool Session::clientId(clientid_t* out) const {
   return true;
 }
 
-template <typename Fn>
-void Session::failLater(Fn&& done) {
-  loop_.post([done = std::forward<Fn>(done)]() mutable { done(); });
-}
-
 void Session::getChildren(const std::string& path, bool watch, ChildrenDone done) {
-  auto* call = new Call<ChildrenDone>{&loop_, std::move(done)};
   auto cb = [](int rc, const String_vector* strings, const void* data) {
-    std::unique_ptr<Call<ChildrenDone>> c(
-        static_cast<Call<ChildrenDone>*>(const_cast<void*>(data)));
+    auto c = takeCall<ChildrenDone>(data);
     std::vector<std::string> names;
     if (rc == ZOK && strings != nullptr) {
       for (int32_t i = 0; i < strings->count; ++i) names.emplace_back(strings->data[i]);
@@ -188,73 +207,53 @@ void Session::getChildren(const std::string& path, bool watch, ChildrenDone done
     c->loop->post(
         [d = std::move(c->done), rc, n = std::move(names)]() mutable { d(rc, std::move(n)); });
   };
-  int rc = zh_ == nullptr ? ZCONNECTIONLOSS
-                          : zoo_aget_children(zh_, path.c_str(), watch ? 1 : 0, cb, call);
-  if (rc != ZOK) {
-    std::unique_ptr<Call<ChildrenDone>> c(call);
-    failLater([d = std::move(c->done), rc]() mutable { d(rc, {}); });
-  }
+  dispatch(
+      loop_, zh_, std::move(done),
+      [&](void* ctx) { return zoo_aget_children(zh_, path.c_str(), watch ? 1 : 0, cb, ctx); },
+      [](const ChildrenDone& d, int rc) { d(rc, {}); });
 }
 
 void Session::getData(const std::string& path, bool watch, DataDone done) {
-  auto* call = new Call<DataDone>{&loop_, std::move(done)};
   auto cb = [](int rc, const char* value, int len, const Stat* stat, const void* data) {
-    std::unique_ptr<Call<DataDone>> c(static_cast<Call<DataDone>*>(const_cast<void*>(data)));
+    auto c = takeCall<DataDone>(data);
     std::string text = rc == ZOK && value != nullptr && len > 0 ? std::string(value, len) : "";
     int64_t owner = rc == ZOK && stat != nullptr ? stat->ephemeralOwner : 0;
     c->loop->post([d = std::move(c->done), rc, t = std::move(text), owner]() mutable {
       d(rc, std::move(t), owner);
     });
   };
-  int rc = zh_ == nullptr ? ZCONNECTIONLOSS : zoo_aget(zh_, path.c_str(), watch ? 1 : 0, cb, call);
-  if (rc != ZOK) {
-    std::unique_ptr<Call<DataDone>> c(call);
-    failLater([d = std::move(c->done), rc]() mutable { d(rc, "", 0); });
-  }
+  dispatch(
+      loop_, zh_, std::move(done),
+      [&](void* ctx) { return zoo_aget(zh_, path.c_str(), watch ? 1 : 0, cb, ctx); },
+      [](const DataDone& d, int rc) { d(rc, "", 0); });
 }
 
 void Session::exists(const std::string& path, bool watch, Done done) {
-  auto* call = new Call<Done>{&loop_, std::move(done)};
-  auto cb = [](int rc, const Stat*, const void* data) {
-    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(data)));
-    c->loop->post([d = std::move(c->done), rc] { d(rc); });
-  };
-  int rc =
-      zh_ == nullptr ? ZCONNECTIONLOSS : zoo_aexists(zh_, path.c_str(), watch ? 1 : 0, cb, call);
-  if (rc != ZOK) {
-    std::unique_ptr<Call<Done>> c(call);
-    failLater([d = std::move(c->done), rc] { d(rc); });
-  }
+  auto cb = [](int rc, const Stat*, const void* data) { postDone(takeCall<Done>(data), rc); };
+  dispatch(
+      loop_, zh_, std::move(done),
+      [&](void* ctx) { return zoo_aexists(zh_, path.c_str(), watch ? 1 : 0, cb, ctx); },
+      [](const Done& d, int rc) { d(rc); });
 }
 
 void Session::create(const std::string& path, const std::string& data, bool ephemeral, Done done) {
-  auto* call = new Call<Done>{&loop_, std::move(done)};
-  auto cb = [](int rc, const char*, const void* d) {
-    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(d)));
-    c->loop->post([done = std::move(c->done), rc] { done(rc); });
-  };
-  int rc = zh_ == nullptr
-               ? ZCONNECTIONLOSS
-               : zoo_acreate(zh_, path.c_str(), data.empty() ? nullptr : data.data(),
-                             data.empty() ? -1 : static_cast<int>(data.size()),
-                             &ZOO_OPEN_ACL_UNSAFE, ephemeral ? ZOO_EPHEMERAL : 0, cb, call);
-  if (rc != ZOK) {
-    std::unique_ptr<Call<Done>> c(call);
-    failLater([d = std::move(c->done), rc] { d(rc); });
-  }
+  auto cb = [](int rc, const char*, const void* d) { postDone(takeCall<Done>(d), rc); };
+  dispatch(
+      loop_, zh_, std::move(done),
+      [&](void* ctx) {
+        return zoo_acreate(zh_, path.c_str(), data.empty() ? nullptr : data.data(),
+                           data.empty() ? -1 : static_cast<int>(data.size()), &ZOO_OPEN_ACL_UNSAFE,
+                           ephemeral ? ZOO_EPHEMERAL : 0, cb, ctx);
+      },
+      [](const Done& d, int rc) { d(rc); });
 }
 
 void Session::remove(const std::string& path, Done done) {
-  auto* call = new Call<Done>{&loop_, std::move(done)};
-  auto cb = [](int rc, const void* d) {
-    std::unique_ptr<Call<Done>> c(static_cast<Call<Done>*>(const_cast<void*>(d)));
-    c->loop->post([done = std::move(c->done), rc] { done(rc); });
-  };
-  int rc = zh_ == nullptr ? ZCONNECTIONLOSS : zoo_adelete(zh_, path.c_str(), -1, cb, call);
-  if (rc != ZOK) {
-    std::unique_ptr<Call<Done>> c(call);
-    failLater([d = std::move(c->done), rc] { d(rc); });
-  }
+  auto cb = [](int rc, const void* d) { postDone(takeCall<Done>(d), rc); };
+  dispatch(
+      loop_, zh_, std::move(done),
+      [&](void* ctx) { return zoo_adelete(zh_, path.c_str(), -1, cb, ctx); },
+      [](const Done& d, int rc) { d(rc); });
 }
 
 }  // namespace sluice::zookeeper

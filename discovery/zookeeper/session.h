@@ -80,8 +80,6 @@ class Session {
   void openHandle();
   void closeHandle();
   void reopenLater();
-  template <typename Fn>
-  void failLater(Fn&& done);
 
   const ZookeeperConfig& config_;
   Loop& loop_;
