@@ -4,6 +4,10 @@
 #include <functional>
 #include <numeric>
 #include <queue>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "balancers/ring_hash/murmur_hash.h"
 
@@ -35,27 +39,14 @@ MaglevConfig::MaglevConfig(const sdk::ConfigNode& node) {
 }
 
 void Maglev::onHostSet(const sdk::HostSet& hosts) {
-  std::vector<std::pair<std::string, uint32_t>> layout(hosts.size());
-  weights_.assign(hosts.size(), 0);
-  cumulative_.assign(hosts.size(), 0);
-  uint64_t sum = 0;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    sdk::HostEntry h = hosts[i];
-    layout[i] = {std::string(h.address()), std::max<uint32_t>(h.weight(), 1)};
-    if (h.healthy()) weights_[i] = layout[i].second;
-    sum += weights_[i];
-    cumulative_[i] = sum;
-  }
   // Health changes alone keep the table: it holds every host, healthy or not.
-  if (layout != layout_) {
-    layout_ = std::move(layout);
-    buildTable();
-  }
+  if (hosts_.assignWithLayout(hosts)) buildTable();
 }
 
 void Maglev::buildTable() {
+  const HostWeights::Layout& layout = hosts_.layout();
   table_.clear();
-  if (layout_.empty()) return;
+  if (layout.empty()) return;
   const uint64_t m = config_.table_size;
   struct Entry {
     uint32_t index;   // into the host set
@@ -69,16 +60,16 @@ void Maglev::buildTable() {
     e.slot += e.skip;
     if (e.slot >= m) e.slot -= m;
   };
-  std::vector<uint32_t> order(layout_.size());
+  std::vector<uint32_t> order(layout.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(),
-            [this](uint32_t a, uint32_t b) { return layout_[a].first < layout_[b].first; });
+            [&layout](uint32_t a, uint32_t b) { return layout[a].first < layout[b].first; });
   std::vector<Entry> entries;
   uint64_t max_weight = 0;
   uint64_t total_weight = 0;
   for (uint32_t i : order) {
-    const std::string& address = layout_[i].first;
-    uint64_t weight = layout_[i].second;
+    const std::string& address = layout[i].first;
+    uint64_t weight = layout[i].second;
     entries.push_back({i, weight, murmurHash64A(address, kOffsetSeed) % m,
                        murmurHash64A(address, kSkipSeed) % (m - 1) + 1, 0});
     max_weight = std::max(max_weight, weight);
@@ -126,50 +117,22 @@ void Maglev::buildTable() {
 }
 
 int64_t Maglev::pick(const sdk::PickContext& ctx) {
-  if (cumulative_.empty() || cumulative_.back() == 0) return sdk::kPickNone;  // none healthy
-  // Avoid hosts already tried unless every healthy host was tried.
-  bool avoid_tried = false;
-  if (ctx.triedCount() > 0) {
-    for (size_t i = 0; i < weights_.size() && !avoid_tried; ++i) {
-      avoid_tried = weights_[i] != 0 && !ctx.wasTried(i);
-    }
-  }
+  if (!hosts_.anyHealthy()) return sdk::kPickNone;
+  const bool avoid_tried = hosts_.avoidTried(ctx);
   std::string_view key = ctx.hashKey();
-  if (key.empty()) return pickRandom(ctx, avoid_tried);
+  if (key.empty()) return hosts_.pickRandom(ctx, avoid_tried, context_.random());
   const uint64_t m = table_.size();
   uint64_t slot = 0;
   for (uint64_t seed = 0; seed <= kRehashes; ++seed) {
     slot = murmurHash64A(key, seed) % m;
-    if (eligible(table_[slot], ctx, avoid_tried)) return table_[slot];
+    if (hosts_.eligible(table_[slot], ctx, avoid_tried)) return table_[slot];
   }
   for (uint64_t n = 1; n < m; ++n) {
     uint32_t host = table_[(slot + n) % m];
-    if (eligible(host, ctx, avoid_tried)) return host;
+    if (hosts_.eligible(host, ctx, avoid_tried)) return host;
   }
   // Only a host without a slot (more hosts than slots) is eligible.
-  return pickRandom(ctx, avoid_tried);
-}
-
-int64_t Maglev::pickRandom(const sdk::PickContext& ctx, bool avoid_tried) const {
-  uint64_t total = cumulative_.back();
-  if (avoid_tried) {
-    total = 0;
-    for (size_t i = 0; i < weights_.size(); ++i) {
-      if (eligible(i, ctx, avoid_tried)) total += weights_[i];
-    }
-  }
-  // Multiply-shift maps 64 random bits onto [0, total).
-  uint64_t r =
-      static_cast<uint64_t>((static_cast<unsigned __int128>(context_.random()) * total) >> 64);
-  if (!avoid_tried) {
-    return std::upper_bound(cumulative_.begin(), cumulative_.end(), r) - cumulative_.begin();
-  }
-  for (size_t i = 0; i < weights_.size(); ++i) {
-    if (!eligible(i, ctx, avoid_tried)) continue;
-    if (r < weights_[i]) return static_cast<int64_t>(i);
-    r -= weights_[i];
-  }
-  return sdk::kPickNone;  // not reached
+  return hosts_.pickRandom(ctx, avoid_tried, context_.random());
 }
 
 }  // namespace sluice::balancers

@@ -31,10 +31,9 @@
 #pragma once
 
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
+#include "balancers/common/host_weights.h"
 #include "core/api/sdk/balancer.h"
 #include "core/api/sdk/config.h"
 
@@ -63,19 +62,13 @@ class Maglev : public sdk::Balancer {
   const std::vector<uint32_t>& table() const { return table_; }
 
  private:
+  // Rebuilds the table from hosts_.layout().
   void buildTable();
-  // Weighted random among the eligible hosts (empty key); some host is healthy.
-  int64_t pickRandom(const sdk::PickContext& ctx, bool avoid_tried) const;
-  bool eligible(size_t i, const sdk::PickContext& ctx, bool avoid_tried) const {
-    return weights_[i] != 0 && !(avoid_tried && ctx.wasTried(i));
-  }
 
   const MaglevConfig& config_;
   sdk::BalancerContext context_;
-  std::vector<std::pair<std::string, uint32_t>> layout_;  // (address, weight) per host
-  std::vector<uint32_t> weights_;                         // per host; 0 = unhealthy
-  std::vector<uint64_t> cumulative_;                      // running sum of weights_
-  std::vector<uint32_t> table_;                           // slot → host index
+  HostWeights hosts_;            // weights, health and layout of the current set
+  std::vector<uint32_t> table_;  // slot → host index
 };
 
 // True when n is prime (trial division; config time only).

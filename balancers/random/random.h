@@ -7,8 +7,8 @@
 #pragma once
 
 #include <cstdint>
-#include <vector>
 
+#include "balancers/common/host_weights.h"
 #include "core/api/sdk/balancer.h"
 #include "core/api/sdk/config.h"
 
@@ -25,16 +25,16 @@ class Random : public sdk::Balancer {
  public:
   Random(const RandomConfig& config, const sdk::BalancerContext& context) : context_(context) {}
 
+  // Called on the worker once after construction and on every change of hosts, weights or
+  // health: keeps each host's weight (0 when unhealthy).
   void onHostSet(const sdk::HostSet& hosts) override;
+  // Called on the worker once per upstream attempt: one random number, a binary search (a scan
+  // of the hosts on a retry).
   int64_t pick(const sdk::PickContext& ctx) override;
 
  private:
-  // A uniform number in [0, bound), bound > 0.
-  uint64_t uniform(uint64_t bound) const;
-
   sdk::BalancerContext context_;
-  std::vector<uint32_t> weights_;     // 0 for unhealthy hosts
-  std::vector<uint64_t> cumulative_;  // running sum of weights_, for the common no-retry pick
+  HostWeights hosts_;  // weights and health of the current set
 };
 
 }  // namespace sluice::balancers

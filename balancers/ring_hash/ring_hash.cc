@@ -1,6 +1,10 @@
 #include "balancers/ring_hash/ring_hash.h"
 
 #include <algorithm>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
 
 #include "balancers/ring_hash/murmur_hash.h"
 
@@ -22,30 +26,17 @@ RingHashConfig::RingHashConfig(const sdk::ConfigNode& node) {
 }
 
 void RingHash::onHostSet(const sdk::HostSet& hosts) {
-  std::vector<std::pair<std::string, uint32_t>> layout(hosts.size());
-  weights_.assign(hosts.size(), 0);
-  cumulative_.assign(hosts.size(), 0);
-  uint64_t sum = 0;
-  for (size_t i = 0; i < hosts.size(); ++i) {
-    sdk::HostEntry h = hosts[i];
-    layout[i] = {std::string(h.address()), std::max<uint32_t>(h.weight(), 1)};
-    if (h.healthy()) weights_[i] = layout[i].second;
-    sum += weights_[i];
-    cumulative_[i] = sum;
-  }
   // Health changes alone keep the ring: it holds every host, healthy or not.
-  if (layout != layout_) {
-    layout_ = std::move(layout);
-    buildRing();
-  }
+  if (hosts_.assignWithLayout(hosts)) buildRing();
 }
 
 void RingHash::buildRing() {
+  const HostWeights::Layout& layout = hosts_.layout();
   ring_hashes_.clear();
   ring_hosts_.clear();
   points_per_weight_ = 0;
   uint64_t total = 0;
-  for (const auto& host : layout_) total += host.second;
+  for (const auto& host : layout) total += host.second;
   if (total == 0) return;
   uint64_t r = 1;
   while (r * total < config_.min_ring_size) r <<= 1;
@@ -53,14 +44,14 @@ void RingHash::buildRing() {
   if (r * total <= config_.max_ring_size) points_per_weight_ = r;
 
   std::vector<std::pair<uint64_t, uint32_t>> points;  // (hash, host index)
-  points.reserve(points_per_weight_ != 0 ? r * total : config_.max_ring_size + layout_.size());
+  points.reserve(points_per_weight_ != 0 ? r * total : config_.max_ring_size + layout.size());
   std::string key;
-  for (size_t i = 0; i < layout_.size(); ++i) {
-    uint64_t weight = layout_[i].second;
+  for (size_t i = 0; i < layout.size(); ++i) {
+    uint64_t weight = layout[i].second;
     uint64_t count = points_per_weight_ != 0
                          ? r * weight
                          : std::max<uint64_t>(1, weight * config_.max_ring_size / total);
-    key = layout_[i].first + "_";
+    key = layout[i].first + "_";
     size_t base = key.size();
     for (uint64_t j = 0; j < count; ++j) {
       key.resize(base);
@@ -69,9 +60,8 @@ void RingHash::buildRing() {
     }
   }
   // Equal hashes (rare) are ordered by address, so the ring never depends on the set's order.
-  std::sort(points.begin(), points.end(), [this](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first
-                              : layout_[a.second].first < layout_[b.second].first;
+  std::sort(points.begin(), points.end(), [&layout](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : layout[a.second].first < layout[b.second].first;
   });
   ring_hashes_.reserve(points.size());
   ring_hosts_.reserve(points.size());
@@ -82,48 +72,18 @@ void RingHash::buildRing() {
 }
 
 int64_t RingHash::pick(const sdk::PickContext& ctx) {
-  if (cumulative_.empty() || cumulative_.back() == 0) return sdk::kPickNone;  // none healthy
-  // Avoid hosts already tried unless every healthy host was tried.
-  bool avoid_tried = false;
-  if (ctx.triedCount() > 0) {
-    for (size_t i = 0; i < weights_.size() && !avoid_tried; ++i) {
-      avoid_tried = weights_[i] != 0 && !ctx.wasTried(i);
-    }
-  }
+  if (!hosts_.anyHealthy()) return sdk::kPickNone;
+  const bool avoid_tried = hosts_.avoidTried(ctx);
   std::string_view key = ctx.hashKey();
-  if (key.empty()) return pickRandom(ctx, avoid_tried);
+  if (key.empty()) return hosts_.pickRandom(ctx, avoid_tried, context_.random());
   uint64_t h = murmurHash64A(key, 0);
   size_t pos = std::lower_bound(ring_hashes_.begin(), ring_hashes_.end(), h) - ring_hashes_.begin();
   // Clockwise from the key's point to the first eligible host; one lap at most.
   for (size_t n = 0; n < ring_hosts_.size(); ++n, ++pos) {
     if (pos == ring_hosts_.size()) pos = 0;
-    if (eligible(ring_hosts_[pos], ctx, avoid_tried)) return ring_hosts_[pos];
+    if (hosts_.eligible(ring_hosts_[pos], ctx, avoid_tried)) return ring_hosts_[pos];
   }
   return sdk::kPickNone;  // not reached: every host has at least one point
-}
-
-int64_t RingHash::pickRandom(const sdk::PickContext& ctx, bool avoid_tried) const {
-  uint64_t total = cumulative_.back();
-  if (!avoid_tried) {
-    uint64_t r = uniform(total);
-    return std::upper_bound(cumulative_.begin(), cumulative_.end(), r) - cumulative_.begin();
-  }
-  total = 0;
-  for (size_t i = 0; i < weights_.size(); ++i) {
-    if (eligible(i, ctx, avoid_tried)) total += weights_[i];
-  }
-  uint64_t r = uniform(total);
-  for (size_t i = 0; i < weights_.size(); ++i) {
-    if (!eligible(i, ctx, avoid_tried)) continue;
-    if (r < weights_[i]) return static_cast<int64_t>(i);
-    r -= weights_[i];
-  }
-  return sdk::kPickNone;  // not reached
-}
-
-uint64_t RingHash::uniform(uint64_t bound) const {
-  // Multiply-shift maps 64 random bits onto [0, bound) with a bias below bound / 2^64.
-  return static_cast<uint64_t>((static_cast<unsigned __int128>(context_.random()) * bound) >> 64);
 }
 
 }  // namespace sluice::balancers

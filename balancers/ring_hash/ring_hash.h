@@ -34,11 +34,11 @@
 //       max_ring_size: 8388608     # min_ring_size .. 8388608
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
-#include <string>
-#include <utility>
 #include <vector>
 
+#include "balancers/common/host_weights.h"
 #include "core/api/sdk/balancer.h"
 #include "core/api/sdk/config.h"
 
@@ -69,22 +69,14 @@ class RingHash : public sdk::Balancer {
   uint64_t pointsPerWeight() const { return points_per_weight_; }
 
  private:
+  // Rebuilds the ring from hosts_.layout().
   void buildRing();
-  // Weighted random among the eligible hosts (empty key); some host is healthy.
-  int64_t pickRandom(const sdk::PickContext& ctx, bool avoid_tried) const;
-  // A uniform number in [0, bound), bound > 0.
-  uint64_t uniform(uint64_t bound) const;
-  bool eligible(size_t i, const sdk::PickContext& ctx, bool avoid_tried) const {
-    return weights_[i] != 0 && !(avoid_tried && ctx.wasTried(i));
-  }
 
   const RingHashConfig& config_;
   sdk::BalancerContext context_;
-  std::vector<std::pair<std::string, uint32_t>> layout_;  // (address, weight) per host
-  std::vector<uint32_t> weights_;                         // per host; 0 = unhealthy
-  std::vector<uint64_t> cumulative_;                      // running sum of weights_
-  std::vector<uint64_t> ring_hashes_;                     // sorted point hashes
-  std::vector<uint32_t> ring_hosts_;                      // host index of each point
+  HostWeights hosts_;                  // weights, health and layout of the current set
+  std::vector<uint64_t> ring_hashes_;  // sorted point hashes
+  std::vector<uint32_t> ring_hosts_;   // host index of each point
   uint64_t points_per_weight_ = 0;
 };
 
