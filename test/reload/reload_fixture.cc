@@ -234,6 +234,12 @@ void LoadClients::watchHeader(const std::string& name) {
   std::lock_guard<std::mutex> lock(mu_);
   header_ = name;
   header_values_.clear();
+  ok_at_watch_ = ok_.load();
+}
+
+uint64_t LoadClients::okSinceWatch() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return ok_.load() - ok_at_watch_;
 }
 
 std::map<std::string, uint64_t> LoadClients::headerValues() const {
@@ -272,9 +278,9 @@ void LoadClients::run(int index) {
              " " + r.body.substr(0, 200));
         break;
       }
-      ++ok_;
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        std::lock_guard<std::mutex> lock(mu_);  // with the count, so headerValues() adds up
+        ++ok_;
         if (!header_.empty()) ++header_values_[r.header(header_)];
       }
       std::this_thread::sleep_for(std::chrono::microseconds(300));

@@ -114,6 +114,8 @@ class LoadClients {
   std::map<std::string, uint64_t> headerValues() const;
   // Counts the values of response header `name` ("" = absent) from now on.
   void watchHeader(const std::string& name);
+  // Good responses since watchHeader(): the sum of headerValues().
+  uint64_t okSinceWatch() const;
   // Waits until at least `n` more responses arrived.
   bool waitResponses(uint64_t n, int timeout_ms = 10000) const;
 
@@ -131,6 +133,7 @@ class LoadClients {
   std::vector<std::string> samples_;
   std::string header_;
   std::map<std::string, uint64_t> header_values_;
+  uint64_t ok_at_watch_ = 0;
   std::vector<std::thread> threads_;
 };
 
