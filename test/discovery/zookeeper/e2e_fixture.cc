@@ -1,5 +1,7 @@
 #include "test/discovery/zookeeper/e2e_fixture.h"
 
+#include <signal.h>
+
 #include <utility>
 
 namespace sluice::test {
@@ -101,9 +103,7 @@ std::string ZkGatewayTest::zkConfig(const std::string& more) const {
          (more.empty() ? "" : ", " + more);
 }
 
-void ZkGatewayTest::startSluice(const std::vector<std::string>& entries) {
-  port_ = freePort();
-  admin_port_ = freePort();
+std::string ZkGatewayTest::configText(const std::vector<std::string>& entries) const {
   std::string list;
   for (const std::string& e : entries) list += e;
   std::map<std::string, std::string> vars = {
@@ -112,8 +112,21 @@ void ZkGatewayTest::startSluice(const std::vector<std::string>& entries) {
       {"PORT", std::to_string(port_)},
       {"ADMIN", std::to_string(admin_port_)},
       {"ENTRIES", list}};
-  config_ = std::make_unique<TempConfig>(substitute(kConfig, vars));
+  return substitute(kConfig, vars);
+}
+
+void ZkGatewayTest::startSluice(const std::vector<std::string>& entries) {
+  port_ = freePort();
+  admin_port_ = freePort();
+  reloads_ = 0;
+  config_ = std::make_unique<TempConfig>(configText(entries));
   sluice_ = std::make_unique<Sluice>(config_->path(), port_);
+}
+
+bool ZkGatewayTest::reloadWith(const std::vector<std::string>& entries) {
+  if (!config_->rewrite(configText(entries)) || !sluice_->process().signal(SIGHUP)) return false;
+  ++reloads_;
+  return sluice_->process().waitForOutput("config version " + std::to_string(reloads_ + 1), 10000);
 }
 
 void ZkGatewayTest::registerBackend(const std::string& cluster, const EchoBackend& backend,

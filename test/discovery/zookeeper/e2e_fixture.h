@@ -76,6 +76,9 @@ class ZkGatewayTest : public ::testing::Test {
   // admin_port_) with `entries` (zkEntry(...) texts) as its discovery list.
   void startSluice(const std::vector<std::string>& entries);
   void startSluice() { startSluice({zkEntry(zkConfig())}); }
+  // Rewrites the config with `entries` (same ports) and sends SIGHUP; true once sluice logged
+  // the reload as applied.
+  bool reloadWith(const std::vector<std::string>& entries);
 
   // Registers `backend` under root()/cluster in the sluice layout, as an ephemeral node of its
   // own session (like a real backend); deregister() closes that session.
@@ -99,6 +102,10 @@ class ZkGatewayTest : public ::testing::Test {
   int admin_port_ = 0;
   std::unique_ptr<TempConfig> config_;
   std::unique_ptr<Sluice> sluice_;
+  int reloads_ = 0;
+
+ private:
+  std::string configText(const std::vector<std::string>& entries) const;
 };
 
 }  // namespace sluice::test

@@ -135,5 +135,27 @@ TEST_F(ZkGatewayTest, DeletedAndRecreatedParentsAreFollowed) {
   ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "200 c"; }, milliseconds(5000)));
 }
 
+TEST_F(ZkGatewayTest, ReloadsKeepOrRestartTheEntryWithNoFailedRequest) {
+  registerBackend("restapi", a_);
+  registerBackend("restapi", b_);
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  ClientLoop loop(port_, "/gateway/restapi/loop/", 2);
+  ASSERT_TRUE(waitUntil([&] { return loop.total() > 200; }, milliseconds(5000)));
+  // Unchanged entry: it keeps running (same session, no new snapshot needed).
+  ASSERT_TRUE(reloadWith({zkEntry(zkConfig())})) << sluice_->process().outputTail();
+  EXPECT_EQ(countOutput("connected to ZooKeeper (new session"), 1u);
+  // Changed entry: restarted with a new session; the clusters serve throughout.
+  ASSERT_TRUE(reloadWith({zkEntry(zkConfig("debounce_ms: 5"))})) << sluice_->process().outputTail();
+  ASSERT_TRUE(waitUntil([&] { return countOutput("connected to ZooKeeper (new session") == 2; },
+                        milliseconds(5000)));
+  std::this_thread::sleep_for(milliseconds(300));
+  registerBackend("restapi", c_);  // the new session follows the registry
+  ASSERT_TRUE(waitUntil([&] { return loop.served()["c"] > 0; }, milliseconds(5000)));
+  loop.stop();
+  EXPECT_TRUE(loop.failures().empty()) << loop.failures().size() << " failed of " << loop.total()
+                                       << "; first: " << loop.failures().front();
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -4,6 +4,8 @@
 // outage. The server is restarted inside tests, so this suite has its own.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cstdio>
 #include <string>
 #include <thread>
 
@@ -101,6 +103,31 @@ TEST_F(FaultTest, ColdStartWithoutCacheWaitsForZooKeeper) {
   EXPECT_EQ(host_.countLogs("starting without its clusters"), 1u);
   ASSERT_TRUE(server_->start());
   ASSERT_TRUE(waitCluster("restapi", "10.0.0.1:80", milliseconds(20000))) << cluster("restapi");
+}
+
+TEST_F(FaultTest, StopIsPromptWhileZooKeeperIsDownOrHung) {
+  put(at("restapi/10.0.0.1:80"));
+  start();
+  // Hung: the process is stopped, its socket open, nothing answers.
+  ASSERT_TRUE(server_->pause());
+  auto begin = std::chrono::steady_clock::now();
+  stopPlugin();
+  double hung_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+  ASSERT_TRUE(server_->resume());
+  // Down: connection refused.
+  start();
+  zk_.reset();
+  server_->kill();
+  ASSERT_TRUE(host_.waitForLog("connection to ZooKeeper lost", milliseconds(10000)));
+  begin = std::chrono::steady_clock::now();
+  stopPlugin();
+  double down_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - begin).count();
+  std::printf("stop() with ZooKeeper hung: %.0f ms, down: %.0f ms (session timeout 4000 ms)\n",
+              hung_ms, down_ms);
+  EXPECT_LT(hung_ms, 10000);
+  EXPECT_LT(down_ms, 10000);
 }
 
 }  // namespace
