@@ -3,11 +3,13 @@
 // malformed nodes, bursts, deleted parents, empty-list protection, auth, chroot and
 // self-registration.
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 #include <thread>
 
 #include "test/discovery/zookeeper/plugin_fixture.h"
+#include "test/harness/harness.h"
 
 namespace sluice::zookeeper {
 namespace {
@@ -243,6 +245,36 @@ TEST_F(PluginTest, SelfRegistrationKeepsEphemeralNodes) {
   stopPlugin();
   EXPECT_FALSE(zk_->exists(node));
   EXPECT_FALSE(zk_->exists(reg.path + "/127.0.0.2:8080"));
+}
+
+// tools/zk/register: nodes in the sluice layout that live as long as the command runs.
+TEST_F(PluginTest, RegisterCliKeepsNodesWhileItRuns) {
+  start();
+  std::string servers = server_->servers();
+  {
+    test::Process reg({test::runfile("tools/zk/register"), "--servers", servers, "--root", root(),
+                       "--weight", "5", "--zone", "a", "--meta", "version=v2",
+                       "restapi=10.0.0.1:80", "restapi=10.0.0.2:80"});
+    ASSERT_TRUE(reg.waitForOutput("registered 2 ephemeral nodes", 10000)) << reg.outputTail();
+    ASSERT_TRUE(waitCluster("restapi",
+                            "10.0.0.1:80 w=5 zone=a version=v2,"
+                            "10.0.0.2:80 w=5 zone=a version=v2"))
+        << cluster("restapi");
+    ASSERT_TRUE(reg.signal(SIGTERM));
+    EXPECT_EQ(reg.waitExit(10000), 0);
+  }
+  EXPECT_FALSE(zk_->exists(at("restapi/10.0.0.1:80"))) << "gone with the command's session";
+  // --persistent creates and exits; --delete removes.
+  test::Process persistent({test::runfile("tools/zk/register"), "--servers", servers, "--root",
+                            root(), "--persistent", "orders=10.0.0.3:80"});
+  EXPECT_EQ(persistent.waitExit(10000), 0) << persistent.outputTail();
+  ASSERT_TRUE(waitCluster("orders", "10.0.0.3:80"));
+  test::Process remove({test::runfile("tools/zk/register"), "--servers", servers, "--delete",
+                        at("orders/10.0.0.3:80")});
+  EXPECT_EQ(remove.waitExit(10000), 0) << remove.outputTail();
+  EXPECT_FALSE(zk_->exists(at("orders/10.0.0.3:80")));
+  test::Process usage({test::runfile("tools/zk/register"), "--servers", servers});
+  EXPECT_EQ(usage.waitExit(10000), 2);
 }
 
 }  // namespace

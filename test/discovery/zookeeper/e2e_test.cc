@@ -33,6 +33,26 @@ TEST_F(ZkGatewayTest, RegisteredBackendsGetTrafficWithinOneSecond) {
       milliseconds(1000)));
 }
 
+// The plugin's file is named like the C client's library (libzookeeper.so vs the system's
+// libzookeeper_mt.so.2): check that sluice dlopened exactly the plugin from plugin_paths (the
+// loader maps a private copy named "<FNV-1a 64 of the content>-libzookeeper.so") next to the
+// system's C client, which the plugin links.
+TEST_F(ZkGatewayTest, TheDlopenedLibzookeeperIsThePlugin) {
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  std::string plugin = readFile(runfile("discovery/zookeeper/libzookeeper.so"));
+  ASSERT_FALSE(plugin.empty());
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : plugin) hash = (hash ^ c) * 1099511628211ull;
+  char name[64];
+  std::snprintf(name, sizeof name, "%016llx-libzookeeper.so",
+                static_cast<unsigned long long>(hash));
+  std::string maps = readFile("/proc/" + std::to_string(sluice_->process().pid()) + "/maps");
+  EXPECT_NE(maps.find(name), std::string::npos) << "no mapping of " << name << " in\n" << maps;
+  EXPECT_NE(maps.find("libzookeeper_mt.so.2"), std::string::npos);
+  EXPECT_EQ(maps.find("/libzookeeper.so"), std::string::npos) << "only the private copy is mapped";
+}
+
 TEST_F(ZkGatewayTest, DeregisteringUnderLoadFailsNoRequest) {
   registerBackend("restapi", a_);
   registerBackend("restapi", b_);
