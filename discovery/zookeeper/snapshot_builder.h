@@ -3,8 +3,8 @@
 // change costs one parse, not one per node. A malformed node is skipped, counted and logged once
 // per content; it never affects other nodes. Endpoints with the same address in one cluster
 // (a Dubbo host exporting many interfaces, a Curator instance registered twice) collapse into
-// one, with the largest weight and their metadata merged. Clusters and endpoints come out sorted, so equal registries give
-// equal snapshots. Single-threaded (the discovery's loop thread).
+// one, with the largest weight and their metadata merged. Clusters and endpoints come out sorted,
+// so equal registries give equal snapshots. Single-threaded (the discovery's loop thread).
 #pragma once
 
 #include <cstddef>
