@@ -177,5 +177,26 @@ TEST_F(ZkGatewayTest, ReloadsKeepOrRestartTheEntryWithNoFailedRequest) {
                                        << "; first: " << loop.failures().front();
 }
 
+// Core bug (core/plugin/host_api.cc, hostLog): plugin log lines are written without the
+// timestamp and thread tag every other line has ("INFO [plugin zookeeper] ..." next to
+// "2026-11-29T20:39:23.804Z INFO [main] ..."), so plugin events cannot be put on a timeline.
+TEST_F(ZkGatewayTest, DISABLED_PluginLogLinesCarryTimestampsLikeCoreLines) {
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  std::string out = sluice_->process().output();
+  size_t plugin_lines = 0;
+  for (size_t at = 0; at < out.size();) {
+    size_t end = out.find('\n', at);
+    std::string line = out.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (line.find("[plugin zookeeper]") != std::string::npos) {
+      ++plugin_lines;
+      EXPECT_EQ(line.rfind("20", 0), 0u) << "no timestamp: " << line;
+    }
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  EXPECT_GT(plugin_lines, 0u);
+}
+
 }  // namespace
 }  // namespace sluice::test
