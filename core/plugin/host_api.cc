@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <string>
 
+#include "core/common/log.h"
 #include "core/plugin/plugin.h"
 
 namespace sluice::plugin {
@@ -13,16 +14,16 @@ namespace {
 
 std::atomic<sluice_log_level> min_level{SLUICE_LOG_INFO};
 
-const char* levelName(sluice_log_level level) {
+log::Level coreLevel(sluice_log_level level) {
   switch (level) {
     case SLUICE_LOG_DEBUG:
-      return "DEBUG";
+      return log::Level::kDebug;
     case SLUICE_LOG_INFO:
-      return "INFO";
+      return log::Level::kInfo;
     case SLUICE_LOG_WARN:
-      return "WARN";
+      return log::Level::kWarn;
     default:
-      return "ERROR";  // unknown levels are shown, as errors
+      return log::Level::kError;  // unknown levels are shown, as errors
   }
 }
 
@@ -33,8 +34,7 @@ void setPluginLogLevel(sluice_log_level level) { min_level.store(level); }
 void hostLog(const void* ctx, sluice_log_level level, const char* msg, size_t len) {
   if (level < min_level.load(std::memory_order_relaxed)) return;
   const auto* library = static_cast<const Library*>(ctx);
-  std::string line = levelName(level);
-  line += " [plugin ";
+  std::string line = "[plugin ";
   line += library != nullptr ? library->name() : "?";
   line += "] ";
   // A plugin's message stays on one line: CR/LF and other control bytes become spaces.
@@ -42,9 +42,8 @@ void hostLog(const void* ctx, sluice_log_level level, const char* msg, size_t le
     unsigned char c = static_cast<unsigned char>(msg[i]);
     line += c < 0x20 && c != '\t' ? ' ' : msg[i];
   }
-  line += '\n';
-  // One write per line, so lines from several threads do not interleave.
-  std::fwrite(line.data(), 1, line.size(), stderr);
+  // Through the core's log: same timestamp, level and thread tag as every other line.
+  log::write(coreLevel(level), line);
 }
 
 uint64_t hostNowUs() {

@@ -40,6 +40,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   // Drain: close now when idle, else after the current response.
   void drain();
   bool idle() const;
+  const ListenerSlot* slot() const { return slot_.get(); }
   // True when responses should say Connection: close (drain, or the listener was removed).
   bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 

@@ -49,8 +49,9 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
     const std::string& name = u.info->config.name;
     std::shared_ptr<ListenerSlot> slot;
     for (auto& old : listeners_) {
-      if (old != nullptr && old->name == name && u.fd < 0) {
+      if (old != nullptr && old->name == (u.keep.empty() ? name : u.keep) && u.fd < 0) {
         slot = std::move(old);
+        slot->name = name;
         break;
       }
     }
@@ -68,11 +69,22 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
     }
     next.push_back(std::move(slot));
   }
-  // Whatever was not carried over stops accepting; its connections see `removed`.
+  // Whatever was not carried over stops accepting; its idle connections close now, busy ones
+  // after their current response.
   for (auto& old : listeners_) {
-    if (old != nullptr) closeSlot(*old);
+    if (old == nullptr) continue;
+    closeSlot(*old);
+    closeConnectionsOf(old.get());
   }
   listeners_ = std::move(next);
+}
+
+void WorkerRuntime::closeConnectionsOf(const ListenerSlot* slot) {
+  std::vector<DownstreamConnection*> conns;
+  for (auto& [raw, conn] : connections_) {
+    if (raw->slot() == slot) conns.push_back(raw);
+  }
+  for (DownstreamConnection* c : conns) c->drain();
 }
 
 void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr, int len,

@@ -73,6 +73,9 @@ struct ListenerSlot {
 struct ListenerUpdate {
   std::shared_ptr<const ListenerInfo> info;
   int fd = -1;
+  // With fd == -1: the name of the slot whose socket carries over — the listener's own name,
+  // or its old name when it was renamed on the same address.
+  std::string keep;
 };
 
 class WorkerRuntime {
@@ -110,6 +113,7 @@ class WorkerRuntime {
  private:
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
   void closeSlot(ListenerSlot& slot);
+  void closeConnectionsOf(const ListenerSlot* slot);
   void maybeDrained();
 
   event::Worker& worker_;

@@ -33,6 +33,29 @@ std::string jsonList(const std::vector<std::string>& items) {
   return out + "]";
 }
 
+// `?dry_run`, `?dry_run=1|true|yes|on|anything` ask for a dry run; only an explicit
+// 0/false/no/off (or no dry_run key at all) applies the config.
+bool dryRunAsked(const char* uri) {
+  const char* q = uri != nullptr ? strchr(uri, '?') : nullptr;
+  if (q == nullptr) return false;
+  evkeyvalq params;
+  params.tqh_first = nullptr;
+  params.tqh_last = &params.tqh_first;
+  if (evhttp_parse_query_str(q + 1, &params) != 0) {
+    evhttp_clear_headers(&params);
+    return true;  // unparseable: the safe reading is "do not apply"
+  }
+  const char* v = evhttp_find_header(&params, "dry_run");
+  bool asked = v != nullptr;
+  if (asked) {
+    std::string value = v;
+    for (char& c : value) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    asked = !(value == "0" || value == "false" || value == "no" || value == "off");
+  }
+  evhttp_clear_headers(&params);
+  return asked;
+}
+
 std::string reloadJson(const ReloadResult& r) {
   return std::string("{\"ok\": ") + (r.ok ? "true" : "false") +
          ", \"dry_run\": " + (r.dry_run ? "true" : "false") +
@@ -102,8 +125,7 @@ void Admin::onRequest(evhttp_request* req, void* arg) {
             "application/json");
       return;
     }
-    bool dry_run = std::string(uri).find("dry_run=1") != std::string::npos ||
-                   std::string(uri).find("dry_run=true") != std::string::npos;
+    bool dry_run = dryRunAsked(uri);
     ReloadResult r = self->server_.reload("admin", dry_run);
     reply(req, r.ok ? 200 : 400, r.ok ? "OK" : "Bad Request", reloadJson(r), "application/json");
   } else {

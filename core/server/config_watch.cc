@@ -46,7 +46,11 @@ void ConfigWatch::onInotify(evutil_socket_t fd, short, void* arg) {
     if (n <= 0) break;
     for (char* p = buf; p < buf + n;) {
       auto* ev = reinterpret_cast<inotify_event*>(p);
-      if (ev->len > 0 && self->name_ == ev->name) relevant = true;
+      // The file itself, or Kubernetes' ConfigMap layout, where the file is a symlink through
+      // "..data", which is swapped by rename: "..data" and "..<timestamp>" names.
+      if (ev->len > 0 && (self->name_ == ev->name || strncmp(ev->name, "..", 2) == 0)) {
+        relevant = true;
+      }
       p += sizeof(inotify_event) + ev->len;
     }
   }

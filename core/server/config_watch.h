@@ -1,7 +1,9 @@
 // `watch_config: true`: reload when the config file changes. inotify watches the file's
 // directory (editors and deploy tools often write a new file and rename it over the old one,
-// which a watch on the file itself would miss); events for other names are ignored, and a burst
-// of events (write + close + rename) is coalesced into one reload after a short quiet period.
+// which a watch on the file itself would miss; a Kubernetes ConfigMap swaps a "..data" symlink
+// the file points through); events for other names are ignored, and a burst of events (write +
+// close + rename) is coalesced into one reload after a short quiet period. The owner reloads
+// only when the file's content differs from the running config.
 // Main thread.
 #pragma once
 

@@ -3,7 +3,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <fstream>
 #include <set>
+#include <sstream>
 
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
@@ -144,12 +146,19 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
       }
     }
   }
-  // New sockets for new listeners and moved addresses, opened before anything changes.
+  if (dry_run) {
+    // A dry run changes nothing, its failures included: no counters, no last_reload.
+    result.ok = result.errors.empty();
+    return result;
+  }
+  if (draining_) result.errors.push_back("draining: reloads are refused once a drain began");
+  // New sockets for new listeners and moved addresses, opened before anything changes. A
+  // listener renamed on the same address keeps its sockets (no queued connection is lost).
   std::map<std::string, std::vector<int>> fds;
-  if (result.errors.empty() && !dry_run) {
+  std::map<std::string, std::string> keep = keptSockets(next);
+  if (result.errors.empty()) {
     for (const auto& l : next.listeners) {
-      auto it = listener_address_.find(l->config.name);
-      if (it != listener_address_.end() && it->second == l->config.address) continue;
+      if (keep.count(l->config.name) != 0) continue;
       if (!openListener(l->config, &fds[l->config.name])) {
         result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
                                 "': cannot listen on " + l->config.address);
@@ -168,7 +177,6 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
     return result;
   }
   result.ok = true;
-  if (dry_run) return result;
 
   // Discovery entries that changed stop now; the new ones start once the clusters are in place.
   std::vector<bool> restart(next.discovery.size(), true);
@@ -192,7 +200,7 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
   for (const auto& l : built_.listeners) listener_address_[l->config.name] = l->config.address;
   ++version_;
   result.version = version_;
-  applyToWorkers(fds, started);
+  applyToWorkers(fds, keep, started);
   sinks_.resize(built_.discovery.size());
   for (size_t i = 0; i < built_.discovery.size(); ++i) {
     if (restart[i] || sinks_[i] == nullptr) {
@@ -212,7 +220,34 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
   return result;
 }
 
+std::map<std::string, std::string> Server::keptSockets(const Built& next) const {
+  std::map<std::string, std::string> keep;  // new name → name of the slot whose socket stays
+  std::set<std::string> next_names;
+  for (const auto& l : next.listeners) next_names.insert(l->config.name);
+  std::set<std::string> taken;
+  for (const auto& l : next.listeners) {
+    auto same = listener_address_.find(l->config.name);
+    if (same != listener_address_.end() && same->second == l->config.address) {
+      keep[l->config.name] = l->config.name;
+      taken.insert(l->config.name);
+    }
+  }
+  for (const auto& l : next.listeners) {
+    if (keep.count(l->config.name) != 0) continue;
+    for (const auto& [old_name, address] : listener_address_) {
+      if (address == l->config.address && next_names.count(old_name) == 0 &&
+          taken.count(old_name) == 0) {
+        keep[l->config.name] = old_name;  // renamed in place
+        taken.insert(old_name);
+        break;
+      }
+    }
+  }
+  return keep;
+}
+
 void Server::applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
+                            const std::map<std::string, std::string>& keep,
                             uint64_t started_us) {
   auto routes = built_.routes;
   auto acked = std::make_shared<size_t>(0);
@@ -225,6 +260,8 @@ void Server::applyToWorkers(const std::map<std::string, std::vector<int>>& new_f
       u.info = l;
       auto it = new_fds.find(l->config.name);
       if (it != new_fds.end() && w < it->second.size()) u.fd = it->second[w];
+      auto k = keep.find(l->config.name);
+      if (k != keep.end()) u.keep = k->second;
       updates.push_back(std::move(u));
     }
     workers_[w]->post([this, w, routes, updates = std::move(updates), acked, n, started_us,
@@ -252,8 +289,13 @@ void Server::updateWatch() {
     return;
   }
   if (watch_ != nullptr) return;
-  watch_ = std::make_unique<ConfigWatch>(base_, source_.path, 200,
-                                         [this] { reload("file watch", false); });
+  watch_ = std::make_unique<ConfigWatch>(base_, source_.path, 200, [this] {
+    std::ifstream in(source_.path, std::ios::binary);
+    std::stringstream text;
+    if (in) text << in.rdbuf();
+    if (in && text.str() == built_.config->text) return;  // touched, not changed
+    reload("file watch", false);
+  });
 }
 
 }  // namespace sluice::server

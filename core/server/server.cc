@@ -121,7 +121,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   for (auto& sink : sinks_) {
     if (sink != nullptr) sink->flush();
   }
-  applyToWorkers(fds, 0);
+  applyToWorkers(fds, {}, 0);
   updateWatch();
 
   for (const auto& l : built_.listeners) {
@@ -129,7 +129,8 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
                l->config.context_path.empty() ? "" : " context path ", l->config.context_path,
                " (", l->filters.size(), " filters)");
   }
-  SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", built_.clusters.size(), " clusters",
+  SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", clusters_->clusters().size(),
+             " clusters (", built_.discovery.size(), " discovery sources)",
              admin_ != nullptr ? ", admin on " : "", cfg.admin_address);
   event_base_loop(base_, EVLOOP_NO_EXIT_ON_EMPTY);
   stopAllDiscovery();

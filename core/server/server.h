@@ -77,7 +77,9 @@ class Server {
   void beginDrain(const char* why);
   void workerDrained();
   void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
-  void applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds, uint64_t started_us);
+  void applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
+                      const std::map<std::string, std::string>& keep, uint64_t started_us);
+  std::map<std::string, std::string> keptSockets(const Built& next) const;
   void startDiscovery(size_t index);
   void stopDiscovery(size_t index);
   void stopAllDiscovery();

@@ -11,6 +11,21 @@
 namespace sluice::plugin {
 namespace {
 
+// Log lines without their leading timestamp ("2026-...Z "), to compare the rest exactly.
+std::string withoutTimestamps(const std::string& text) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    size_t space = line.find(' ');
+    out += (space == std::string::npos ? line : line.substr(space + 1)) + "\n";
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
 using testing::FakeHostSet;
 using testing::FakePick;
 using testing::FakeStream;
@@ -82,8 +97,9 @@ TEST_F(LoaderTest, LoadsAndRunsADiscoveryPlugin) {
   ::testing::internal::CaptureStderr();
   EXPECT_EQ(discovery->hooks().start(discovery->config(), nullptr), 0);
   discovery->hooks().stop(discovery->config());
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
-            "INFO [plugin static_list] publishing 1\nINFO [plugin static_list] stopped\n");
+  EXPECT_EQ(withoutTimestamps(::testing::internal::GetCapturedStderr()),
+            "INFO [main] [plugin static_list] publishing 1\nINFO [main] [plugin static_list] "
+            "stopped\n");
   EXPECT_EQ(published_,
             (std::vector<std::string>{"restapi 127.0.0.1:9001 w2 z1 source=static_list",
                                       "restapi 127.0.0.1:9002 w2 z1 source=static_list"}));

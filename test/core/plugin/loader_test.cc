@@ -10,6 +10,21 @@
 namespace sluice::plugin {
 namespace {
 
+// Log lines without their leading timestamp ("2026-...Z "), to compare the rest exactly.
+std::string withoutTimestamps(const std::string& text) {
+  std::string out;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find('\n', at);
+    std::string line = text.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    size_t space = line.find(' ');
+    out += (space == std::string::npos ? line : line.substr(space + 1)) + "\n";
+    if (end == std::string::npos) break;
+    at = end + 1;
+  }
+  return out;
+}
+
 std::string loadError(Loader& loader, const config::PluginRef& r,
                       sluice_plugin_kind kind = SLUICE_PLUGIN_KIND_FILTER) {
   std::string error;
@@ -133,8 +148,8 @@ TEST_F(LoaderTest, LogsOneTaggedLinePerMessage) {
   setPluginLogLevel(SLUICE_LOG_DEBUG);
   host->log(host->host_ctx, SLUICE_LOG_DEBUG, "shown", 5);
   setPluginLogLevel(SLUICE_LOG_INFO);
-  EXPECT_EQ(::testing::internal::GetCapturedStderr(),
-            "WARN [plugin headers] two lines\nDEBUG [plugin headers] shown\n");
+  EXPECT_EQ(withoutTimestamps(::testing::internal::GetCapturedStderr()),
+            "WARN [main] [plugin headers] two lines\nDEBUG [main] [plugin headers] shown\n");
   uint64_t t0 = host->now_us();
   EXPECT_GE(host->now_us(), t0);
 }

@@ -180,7 +180,7 @@ TEST_F(ZkGatewayTest, ReloadsKeepOrRestartTheEntryWithNoFailedRequest) {
 // Core bug (core/plugin/host_api.cc, hostLog): plugin log lines are written without the
 // timestamp and thread tag every other line has ("INFO [plugin zookeeper] ..." next to
 // "2026-11-29T20:39:23.804Z INFO [main] ..."), so plugin events cannot be put on a timeline.
-TEST_F(ZkGatewayTest, DISABLED_PluginLogLinesCarryTimestampsLikeCoreLines) {
+TEST_F(ZkGatewayTest, PluginLogLinesCarryTimestampsLikeCoreLines) {
   startSluice();
   ASSERT_TRUE(sluice_->ready());
   std::string out = sluice_->process().output();
