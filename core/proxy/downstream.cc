@@ -55,6 +55,9 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
                     &DownstreamConnection::onEvent, this);
   bufferevent_setwatermark(bev_, EV_READ, 0, kReadHighWatermark);
   bufferevent_setwatermark(bev_, EV_WRITE, kWriteLowWatermark, 0);
+  writer_ = std::make_unique<event::DirectWrite>(bev_, kWriteLowWatermark,
+                                                 &DownstreamConnection::onDrained,
+                                                 &DownstreamConnection::onWriteFailed, this);
   event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
                this);
   auto& stats = runtime_.worker().stats();
@@ -68,13 +71,15 @@ DownstreamConnection::~DownstreamConnection() {
     stream_->onDownstreamReset();
     stream_.reset();
   }
+  writer_.reset();  // before the bufferevent it hooks into
   if (bev_ != nullptr) bufferevent_free(bev_);
   event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
 }
 
 void DownstreamConnection::start() {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
-  bufferevent_enable(bev_, EV_READ | EV_WRITE);
+  bufferevent_enable(bev_, EV_READ);
+  writer_->start();
 }
 
 bool DownstreamConnection::idle() const {
@@ -245,11 +250,24 @@ void DownstreamConnection::onRead(bufferevent*, void* arg) {
 
 void DownstreamConnection::onWrite(bufferevent*, void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
-  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
-    self->startLingering();
+  self->writer_->onBufferEventWrote();
+  self->handleWritable();
+}
+
+void DownstreamConnection::onDrained(void* arg) {
+  static_cast<DownstreamConnection*>(arg)->handleWritable();
+}
+
+void DownstreamConnection::onWriteFailed(void* arg) {
+  static_cast<DownstreamConnection*>(arg)->closeNow();  // the client is gone
+}
+
+void DownstreamConnection::handleWritable() {
+  if (state_ == State::kClosing && evbuffer_get_length(output()) == 0) {
+    startLingering();
     return;
   }
-  if (self->stream_ != nullptr) self->stream_->onDownstreamWritable();
+  if (stream_ != nullptr) stream_->onDownstreamWritable();
 }
 
 void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {

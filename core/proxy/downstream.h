@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "core/event/direct_write.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/proxy/runtime.h"
@@ -49,6 +50,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
 
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
+  static void onDrained(void* arg);
+  static void onWriteFailed(void* arg);
+  void handleWritable();
   static void onEvent(bufferevent* bev, short what, void* arg);
   static void onResume(evutil_socket_t, short, void* arg);
   void processInput();
@@ -67,6 +71,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
 
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
   bufferevent* bev_ = nullptr;
+  std::unique_ptr<event::DirectWrite> writer_;
   http::Parser parser_;
   std::unique_ptr<Stream> stream_;
   std::string client_address_;

@@ -39,6 +39,7 @@ UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Ho
       parser_(http::Parser::Type::kResponse, this, responseLimits()) {}
 
 UpstreamConnection::~UpstreamConnection() {
+  writer_.reset();  // before the bufferevent it hooks into
   if (bev_ != nullptr) bufferevent_free(bev_);
 }
 
@@ -51,6 +52,9 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
   bufferevent_setcb(conn->bev_, &UpstreamConnection::onRead, &UpstreamConnection::onWrite,
                     &UpstreamConnection::onEvent, conn.get());
   bufferevent_setwatermark(conn->bev_, EV_WRITE, kWriteLowWatermark, 0);
+  conn->writer_ = std::make_unique<event::DirectWrite>(
+      conn->bev_, kWriteLowWatermark, &UpstreamConnection::onDrained,
+      &UpstreamConnection::onWriteFailed, conn.get());
   timeval tv = toTimeval(connect_timeout_ms);
   bufferevent_set_timeouts(conn->bev_, nullptr, &tv);  // libevent times connect by EV_WRITE
   bufferevent_enable(conn->bev_, EV_READ | EV_WRITE);
@@ -182,7 +186,17 @@ void UpstreamConnection::onRead(bufferevent*, void* arg) {
 
 void UpstreamConnection::onWrite(bufferevent*, void* arg) {
   auto* self = static_cast<UpstreamConnection*>(arg);
+  self->writer_->onBufferEventWrote();
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
+}
+
+void UpstreamConnection::onDrained(void* arg) {
+  auto* self = static_cast<UpstreamConnection*>(arg);
+  if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
+}
+
+void UpstreamConnection::onWriteFailed(void* arg) {
+  static_cast<UpstreamConnection*>(arg)->fail(UpstreamError::kReset, "write to upstream failed");
 }
 
 void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
@@ -191,6 +205,7 @@ void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
     self->connected_ = true;
     bufferevent_set_timeouts(self->bev_, nullptr, nullptr);  // the connect timeout is over
     self->read_timeout_ms_ = 0;
+    self->writer_->start();
     if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamConnected();
     return;
   }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "core/event/direct_write.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/upstream/host.h"
@@ -83,6 +84,8 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host);
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
+  static void onDrained(void* arg);
+  static void onWriteFailed(void* arg);
   static void onEvent(bufferevent* bev, short what, void* arg);
   void fail(UpstreamError error, const std::string& detail);
   uint64_t lastActivity() const;  // the loop's cached wall clock, ms
@@ -95,6 +98,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   event::Worker& worker_;
   std::shared_ptr<Host> host_;
   bufferevent* bev_ = nullptr;
+  std::unique_ptr<event::DirectWrite> writer_;  // writes once connected
   http::Parser parser_;
   UpstreamCallbacks* callbacks_ = nullptr;
   ConnPool* idle_pool_ = nullptr;
