@@ -111,6 +111,9 @@ void Parser::resume() {
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
   s->head_.clear();
+  // The head is handed over (swapped) to its stream, so capacity does not carry over: one
+  // allocation up front instead of the vector's regrowth per header.
+  s->head_.headers.mutableFields().reserve(16);
   s->in_message_ = true;
   s->header_state_ = HeaderState::kNone;
   s->header_bytes_ = 0;
