@@ -177,12 +177,13 @@ TEST_F(ZkGatewayTest, ReloadsKeepOrRestartTheEntryWithNoFailedRequest) {
                                        << "; first: " << loop.failures().front();
 }
 
-// Core bug (core/plugin/host_api.cc, hostLog): plugin log lines are written without the
-// timestamp and thread tag every other line has ("INFO [plugin zookeeper] ..." next to
-// "2026-11-29T20:39:23.804Z INFO [main] ..."), so plugin events cannot be put on a timeline.
+// Plugin log lines carry the same timestamp and thread tag as the core's own lines, so plugin
+// events can be put on one timeline with the rest.
 TEST_F(ZkGatewayTest, PluginLogLinesCarryTimestampsLikeCoreLines) {
   startSluice();
   ASSERT_TRUE(sluice_->ready());
+  // The plugin logs from its own thread: wait for its first line rather than race it.
+  ASSERT_TRUE(sluice_->process().waitForOutput("[plugin zookeeper]", 10000));
   std::string out = sluice_->process().output();
   size_t plugin_lines = 0;
   for (size_t at = 0; at < out.size();) {
