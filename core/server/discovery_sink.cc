@@ -1,21 +1,14 @@
 #include "core/server/discovery_sink.h"
 
+#include "core/api/sdk/names.h"
 #include "core/common/log.h"
 
 namespace sluice::server {
 namespace {
 
-bool validClusterName(const std::string& n) {
-  if (n.empty() || n.size() > 200) return false;
-  for (char c : n) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
+std::string str(sluice_str s) {
+  return s.data == nullptr ? std::string() : std::string(s.data, s.len);
 }
-
-std::string str(sluice_str s) { return s.data == nullptr ? std::string() : std::string(s.data, s.len); }
 
 int publishTrampoline(sluice_discovery_sink* sink, const sluice_discovery_snapshot* snapshot) {
   if (sink == nullptr || sink->impl == nullptr) return -1;
@@ -53,7 +46,7 @@ int DiscoverySinkImpl::publish(const sluice_discovery_snapshot* snapshot) {
   for (size_t i = 0; i < snapshot->cluster_count; ++i) {
     const sluice_discovered_cluster& c = snapshot->clusters[i];
     std::string name = str(c.name);
-    if (!validClusterName(name)) {
+    if (!sdk::isClusterName(name)) {
       SLUICE_LOG(kError, "discovery '", name_, "': refused a snapshot: bad cluster name '", name,
                  "' (want [A-Za-z0-9._-]+)");
       return -1;
@@ -64,8 +57,8 @@ int DiscoverySinkImpl::publish(const sluice_discovery_snapshot* snapshot) {
       EndpointSpec spec;
       spec.address = str(e.address);
       if (spec.address.empty()) {
-        SLUICE_LOG(kError, "discovery '", name_, "': refused a snapshot: empty address in '",
-                   name, "'");
+        SLUICE_LOG(kError, "discovery '", name_, "': refused a snapshot: empty address in '", name,
+                   "'");
         return -1;
       }
       spec.weight = e.weight == 0 ? 1 : e.weight;

@@ -108,12 +108,12 @@ TEST(EndpointsFileTest, BadAddressesNameTheirPosition) {
   EXPECT_EQ(oneError("clusters:\n  a:\n    - 127.0.0.1\n"),
             "3:7: invalid address '127.0.0.1': missing port (expected host:port)");
   EXPECT_EQ(oneError("clusters:\n  a: [127.0.0.1:0]\n"),
-            "2:7: invalid address '127.0.0.1:0': invalid port '0' (expected 1..65535)");
-  EXPECT_NE(oneError("clusters: {a: [h:70000]}").find("invalid port '70000'"), std::string::npos);
+            "2:7: invalid address '127.0.0.1:0': bad port '0' (expected 1..65535)");
+  EXPECT_NE(oneError("clusters: {a: [h:70000]}").find("bad port '70000'"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: [':80']}").find("missing host"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: ['bad host:80']}").find("bad host"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: ['::1:80']}").find("bad host"), std::string::npos);
-  EXPECT_NE(oneError("clusters: {a: ['[::1]80']}").find("[ipv6]:port"), std::string::npos);
+  EXPECT_NE(oneError("clusters: {a: ['[::1]80']}").find("[v6]:port"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: [[1, 2]]}").find("expected an endpoint"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: [{weight: 2}]}").find("without 'address'"), std::string::npos);
   EXPECT_NE(oneError("clusters: {a: [{address: [h:1]}]}").find("expected an address"),
@@ -195,7 +195,7 @@ TEST(EndpointsFileTest, ReportsEveryErrorInFileOrder) {
   "b c": []
 )");
   EXPECT_EQ(errorsOf(p),
-            "4:7: invalid address 'h:0': invalid port '0' (expected 1..65535)\n"
+            "4:7: invalid address 'h:0': bad port '0' (expected 1..65535)\n"
             "5:31: weight: expected an integer 1..10000, got '0'\n"
             "7:3: bad cluster name 'b c' (want 1..200 of A-Z a-z 0-9 . _ -)\n");
 }

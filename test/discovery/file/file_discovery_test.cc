@@ -95,7 +95,7 @@ TEST(FileDiscoveryConfigTest, BrokenFileIsRefusedAtConfigTime) {
   std::string error;
   EXPECT_FALSE(configFrom("path: " + path + "\noptional: true", &error).has_value());
   EXPECT_EQ(error, "1:7: endpoints file refused: " + path +
-                       ":2:13: invalid address '127.0.0.1:0': invalid port '0' (expected "
+                       ":2:13: invalid address '127.0.0.1:0': bad port '0' (expected "
                        "1..65535) (and 1 more errors)");
 }
 
