@@ -6,8 +6,8 @@
 
 namespace sluice::event {
 
-DirectWrite::DirectWrite(bufferevent* bev, size_t low_watermark, Callback drained,
-                         Callback failed, void* arg)
+DirectWrite::DirectWrite(bufferevent* bev, size_t low_watermark, Callback drained, Callback failed,
+                         void* arg)
     : bev_(bev), low_watermark_(low_watermark), drained_(drained), failed_(failed), arg_(arg) {
   event_assign(&flush_event_, bufferevent_get_base(bev), -1, 0, &DirectWrite::onFlush, this);
 }

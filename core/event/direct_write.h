@@ -7,8 +7,8 @@
 #pragma once
 
 #include <event2/buffer.h>
-#include <event2/event.h>
 #include <event2/bufferevent.h>
+#include <event2/event.h>
 #include <event2/event_struct.h>
 
 namespace sluice::event {
@@ -19,8 +19,7 @@ class DirectWrite {
   // `low_watermark` bytes — the same moment a bufferevent write callback would fire.
   // `failed` is called when the socket refused the write (peer reset, broken pipe).
   using Callback = void (*)(void* arg);
-  DirectWrite(bufferevent* bev, size_t low_watermark, Callback drained, Callback failed,
-              void* arg);
+  DirectWrite(bufferevent* bev, size_t low_watermark, Callback drained, Callback failed, void* arg);
   ~DirectWrite();
   DirectWrite(const DirectWrite&) = delete;
   DirectWrite& operator=(const DirectWrite&) = delete;

@@ -53,8 +53,9 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   bev_ = bufferevent_socket_new(runtime_.worker().base(), fd, BEV_OPT_CLOSE_ON_FREE);
   bufferevent_setcb(bev_, &DownstreamConnection::onRead, &DownstreamConnection::onWrite,
                     &DownstreamConnection::onEvent, this);
-  bufferevent_setwatermark(bev_, EV_READ, 0, kReadHighWatermark);
   bufferevent_setwatermark(bev_, EV_WRITE, kWriteLowWatermark, 0);
+  reader_ = std::make_unique<event::DirectRead>(bev_, kReadHighWatermark,
+                                                &DownstreamConnection::onReadEvent, this);
   writer_ = std::make_unique<event::DirectWrite>(bev_, kWriteLowWatermark,
                                                  &DownstreamConnection::onDrained,
                                                  &DownstreamConnection::onWriteFailed, this);
@@ -71,14 +72,15 @@ DownstreamConnection::~DownstreamConnection() {
     stream_->onDownstreamReset();
     stream_.reset();
   }
-  writer_.reset();  // before the bufferevent it hooks into
+  writer_.reset();  // before the bufferevent they hook into
+  reader_.reset();
   if (bev_ != nullptr) bufferevent_free(bev_);
   event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
 }
 
 void DownstreamConnection::start() {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
-  bufferevent_enable(bev_, EV_READ);
+  reader_->enable();
   writer_->start();
 }
 
@@ -90,23 +92,18 @@ bool DownstreamConnection::idle() const {
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
   if (ms == read_timeout_ms_) return;  // each change is a timer-heap operation: skip no-ops
   read_timeout_ms_ = ms;
-  if (ms == 0) {
-    bufferevent_set_timeouts(bev_, nullptr, nullptr);
-    return;
-  }
-  timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-  bufferevent_set_timeouts(bev_, &tv, nullptr);
+  reader_->setTimeout(ms);
 }
 
 void DownstreamConnection::pauseReading() {
   reading_paused_ = true;
-  bufferevent_disable(bev_, EV_READ);
+  reader_->disable();
 }
 
 void DownstreamConnection::resumeReading() {
   if (!reading_paused_ || state_ != State::kActive) return;
   reading_paused_ = false;
-  bufferevent_enable(bev_, EV_READ);
+  reader_->enable();
   event_active(&resume_event_, 0, 0);  // parse what is already buffered
 }
 
@@ -127,6 +124,7 @@ void DownstreamConnection::processInput() {
       return;
     }
     if (r == http::Parser::Result::kPaused) parser_paused_ = true;
+    reader_->resumeIfDrained();
     if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
@@ -199,7 +197,7 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
 void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
   state_ = State::kClosing;
-  bufferevent_disable(bev_, EV_READ);
+  reader_->disable();
   if (evbuffer_get_length(output()) == 0) startLingering();
 }
 
@@ -210,8 +208,9 @@ void DownstreamConnection::startLingering() {
   shutdown(bufferevent_getfd(bev_), SHUT_WR);
   evbuffer_drain(bufferevent_get_input(bev_), evbuffer_get_length(bufferevent_get_input(bev_)));
   setReadTimeout(kLingerMs);
-  bufferevent_setwatermark(bev_, EV_READ, 0, 0);
-  bufferevent_enable(bev_, EV_READ);
+  reader_->setHighWatermark(0);
+  reader_->enable();
+  reader_->resumeIfDrained();
 }
 
 void DownstreamConnection::abort() {
@@ -225,6 +224,7 @@ void DownstreamConnection::abort() {
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
+  reader_->disable();
   bufferevent_disable(bev_, EV_READ | EV_WRITE);
   if (stream_ != nullptr) {
     stream_->onDownstreamReset();
@@ -254,6 +254,24 @@ void DownstreamConnection::onWrite(bufferevent*, void* arg) {
   self->handleWritable();
 }
 
+void DownstreamConnection::onReadEvent(void* arg, event::DirectRead::Event what) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  switch (what) {
+    case event::DirectRead::Event::kData:
+      onRead(self->bev_, self);
+      return;
+    case event::DirectRead::Event::kEof:
+      onEvent(self->bev_, BEV_EVENT_EOF | BEV_EVENT_READING, self);
+      return;
+    case event::DirectRead::Event::kError:
+      onEvent(self->bev_, BEV_EVENT_ERROR | BEV_EVENT_READING, self);
+      return;
+    case event::DirectRead::Event::kTimeout:
+      onEvent(self->bev_, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, self);
+      return;
+  }
+}
+
 void DownstreamConnection::onDrained(void* arg) {
   static_cast<DownstreamConnection*>(arg)->handleWritable();
 }
@@ -279,7 +297,6 @@ void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {
   if ((what & BEV_EVENT_TIMEOUT) != 0 && (what & BEV_EVENT_READING) != 0) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
       // Waiting for the upstream, not for the client: keep reading (EOF detection).
-      bufferevent_enable(self->bev_, EV_READ);
       return;
     }
     if (self->stream_ == nullptr && self->parser_.inMessage()) {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "core/event/direct_read.h"
 #include "core/event/direct_write.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
@@ -51,6 +52,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
   static void onDrained(void* arg);
+  static void onReadEvent(void* arg, event::DirectRead::Event what);
   static void onWriteFailed(void* arg);
   void handleWritable();
   static void onEvent(bufferevent* bev, short what, void* arg);
@@ -72,6 +74,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
   bufferevent* bev_ = nullptr;
   std::unique_ptr<event::DirectWrite> writer_;
+  std::unique_ptr<event::DirectRead> reader_;
   http::Parser parser_;
   std::unique_ptr<Stream> stream_;
   std::string client_address_;

@@ -39,7 +39,8 @@ UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Ho
       parser_(http::Parser::Type::kResponse, this, responseLimits()) {}
 
 UpstreamConnection::~UpstreamConnection() {
-  writer_.reset();  // before the bufferevent it hooks into
+  writer_.reset();  // before the bufferevent they hook into
+  reader_.reset();
   if (bev_ != nullptr) bufferevent_free(bev_);
 }
 
@@ -57,7 +58,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
       &UpstreamConnection::onWriteFailed, conn.get());
   timeval tv = toTimeval(connect_timeout_ms);
   bufferevent_set_timeouts(conn->bev_, nullptr, &tv);  // libevent times connect by EV_WRITE
-  bufferevent_enable(conn->bev_, EV_READ | EV_WRITE);
+  bufferevent_enable(conn->bev_, EV_WRITE);  // reading starts once connected (DirectRead)
   const Host& h = *conn->host_;
   if (bufferevent_socket_connect(conn->bev_, const_cast<sockaddr*>(h.sockAddr()),
                                  static_cast<int>(h.sockAddrLen())) != 0) {
@@ -68,6 +69,9 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
     evutil_socket_t fd = bufferevent_getfd(conn->bev_);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    conn->reader_ = std::make_unique<event::DirectRead>(conn->bev_, 0,
+                                                        &UpstreamConnection::onReadEvent,
+                                                        conn.get());
   }
   return conn;
 }
@@ -91,21 +95,16 @@ void UpstreamConnection::detach() { callbacks_ = nullptr; }
 void UpstreamConnection::setReadTimeout(uint32_t ms) {
   if (bev_ == nullptr || !connected_ || ms == read_timeout_ms_) return;
   read_timeout_ms_ = ms;
-  if (ms == 0) {
-    bufferevent_set_timeouts(bev_, nullptr, nullptr);
-  } else {
-    timeval tv = toTimeval(ms);
-    bufferevent_set_timeouts(bev_, &tv, nullptr);
-  }
+  if (reader_ != nullptr) reader_->setTimeout(ms);
 }
 
 void UpstreamConnection::pauseReading() {
-  if (bev_ != nullptr) bufferevent_disable(bev_, EV_READ);
+  if (reader_ != nullptr) reader_->disable();
 }
 
 void UpstreamConnection::resumeReading() {
-  if (bev_ == nullptr || failed_) return;
-  bufferevent_enable(bev_, EV_READ);
+  if (bev_ == nullptr || failed_ || reader_ == nullptr) return;
+  reader_->enable();
   parseInput();
 }
 
@@ -132,13 +131,14 @@ void UpstreamConnection::setIdle(ConnPool* pool, uint32_t idle_timeout_ms) {
   callbacks_ = nullptr;
   idle_since_ = lastActivity();
   setReadTimeout(idle_timeout_ms);
-  bufferevent_enable(bev_, EV_READ);
+  if (reader_ != nullptr) reader_->enable();
 }
 
 void UpstreamConnection::fail(UpstreamError error, const std::string& detail) {
   if (failed_) return;
   failed_ = true;
   if (bev_ != nullptr) bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  if (reader_ != nullptr) reader_->disable();
   if (idle_pool_ != nullptr) {
     ConnPool* pool = idle_pool_;
     idle_pool_ = nullptr;
@@ -165,7 +165,7 @@ void UpstreamConnection::parseInput() {
       fail(UpstreamError::kBadResponse, "unexpected bytes on an idle connection");
       return;
     }
-    if ((bufferevent_get_enabled(bev_) & EV_READ) == 0) return;  // paused by backpressure
+    if (reader_ == nullptr || !reader_->enabled()) return;  // paused by backpressure
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
     size_t consumed = 0;
@@ -190,6 +190,24 @@ void UpstreamConnection::onWrite(bufferevent*, void* arg) {
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
 }
 
+void UpstreamConnection::onReadEvent(void* arg, event::DirectRead::Event what) {
+  auto* self = static_cast<UpstreamConnection*>(arg);
+  switch (what) {
+    case event::DirectRead::Event::kData:
+      self->parseInput();
+      return;
+    case event::DirectRead::Event::kEof:
+      onEvent(self->bev_, BEV_EVENT_EOF | BEV_EVENT_READING, self);
+      return;
+    case event::DirectRead::Event::kError:
+      onEvent(self->bev_, BEV_EVENT_ERROR | BEV_EVENT_READING, self);
+      return;
+    case event::DirectRead::Event::kTimeout:
+      onEvent(self->bev_, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, self);
+      return;
+  }
+}
+
 void UpstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<UpstreamConnection*>(arg);
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
@@ -205,6 +223,7 @@ void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
     self->connected_ = true;
     bufferevent_set_timeouts(self->bev_, nullptr, nullptr);  // the connect timeout is over
     self->read_timeout_ms_ = 0;
+    if (self->reader_ != nullptr) self->reader_->enable();
     self->writer_->start();
     if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamConnected();
     return;

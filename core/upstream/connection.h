@@ -10,6 +10,7 @@
 #include <memory>
 #include <string>
 
+#include "core/event/direct_read.h"
 #include "core/event/direct_write.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
@@ -85,6 +86,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
   static void onDrained(void* arg);
+  static void onReadEvent(void* arg, event::DirectRead::Event what);
   static void onWriteFailed(void* arg);
   static void onEvent(bufferevent* bev, short what, void* arg);
   void fail(UpstreamError error, const std::string& detail);
@@ -99,6 +101,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   std::shared_ptr<Host> host_;
   bufferevent* bev_ = nullptr;
   std::unique_ptr<event::DirectWrite> writer_;  // writes once connected
+  std::unique_ptr<event::DirectRead> reader_;   // reads once connected
   http::Parser parser_;
   UpstreamCallbacks* callbacks_ = nullptr;
   ConnPool* idle_pool_ = nullptr;
