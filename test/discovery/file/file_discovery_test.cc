@@ -13,7 +13,7 @@
 #include "core/api/discovery.h"
 #include "core/plugin/config_node.h"
 #include "test/core/plugin/testing/yaml_config.h"
-#include "test/discovery/file/recording_host.h"
+#include "test/discovery/testing/recording_host.h"
 #include "test/harness/env.h"
 
 extern "C" const sluice_plugin_descriptor* sluice_plugin_entry(void);

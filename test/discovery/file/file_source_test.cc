@@ -10,7 +10,7 @@
 #include <fstream>
 #include <string>
 
-#include "test/discovery/file/recording_host.h"
+#include "test/discovery/testing/recording_host.h"
 #include "test/harness/env.h"
 
 namespace sluice::discovery {

@@ -12,7 +12,7 @@
 
 #include "discovery/zookeeper/config.h"
 #include "discovery/zookeeper/discovery.h"
-#include "test/discovery/zookeeper/recording_host.h"
+#include "test/discovery/testing/recording_host.h"
 #include "test/discovery/zookeeper/zk_server.h"
 #include "tools/zk/zk_client.h"
 

@@ -8,7 +8,7 @@
 #include "discovery/zookeeper/cache_file.h"
 #include "discovery/zookeeper/protection.h"
 #include "discovery/zookeeper/snapshot_builder.h"
-#include "test/discovery/zookeeper/recording_host.h"
+#include "test/discovery/testing/recording_host.h"
 #include "test/harness/env.h"
 
 namespace sluice::zookeeper {

@@ -1,4 +1,4 @@
-#include "test/discovery/file/recording_host.h"
+#include "test/discovery/testing/recording_host.h"
 
 #include <cstdio>
 
@@ -22,6 +22,14 @@ const char* levelName(sluice_log_level level) {
 
 }  // namespace
 
+std::string endpointsOf(const PublishedSnapshot& s, const std::string& cluster) {
+  auto it = s.find(cluster);
+  if (it == s.end()) return "-";
+  std::string out;
+  for (const std::string& e : it->second) out += (out.empty() ? "" : ",") + e;
+  return out;
+}
+
 RecordingHost::RecordingHost() {
   discovery_api_ = {sizeof(sluice_discovery_host_api), &RecordingHost::publishThunk};
   api_.struct_size = sizeof(sluice_host_api);
@@ -34,6 +42,7 @@ RecordingHost::RecordingHost() {
 }
 
 void RecordingHost::logThunk(const void* ctx, sluice_log_level level, const char* msg, size_t len) {
+  if (level == SLUICE_LOG_DEBUG) return;  // the C client's chatter
   auto* self = const_cast<RecordingHost*>(static_cast<const RecordingHost*>(ctx));
   std::string line = std::string(levelName(level)) + " " + std::string(msg, len);
   std::fprintf(stderr, "plugin log: %s\n", line.c_str());
@@ -62,6 +71,7 @@ int RecordingHost::publishThunk(sluice_discovery_sink* sink,
   }
   std::lock_guard<std::mutex> lock(self->mutex_);
   self->published_.push_back(std::move(copy));
+  self->times_.push_back(std::chrono::steady_clock::now());
   self->changed_.notify_all();
   return 0;
 }
@@ -76,9 +86,26 @@ size_t RecordingHost::publishCount() const {
   return published_.size();
 }
 
+PublishedSnapshot RecordingHost::last() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return published_.empty() ? PublishedSnapshot() : published_.back();
+}
+
+bool RecordingHost::waitFor(const std::function<bool(const PublishedSnapshot&)>& pred,
+                            std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout,
+                           [&] { return !published_.empty() && pred(published_.back()); });
+}
+
 bool RecordingHost::waitForPublish(size_t count, std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mutex_);
   return changed_.wait_for(lock, timeout, [&] { return published_.size() > count; });
+}
+
+std::chrono::steady_clock::time_point RecordingHost::publishTime(size_t n) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return n < times_.size() ? times_[n] : std::chrono::steady_clock::time_point();
 }
 
 std::vector<std::string> RecordingHost::logs() const {
@@ -91,6 +118,16 @@ size_t RecordingHost::countLogs(const std::string& needle) const {
   size_t n = 0;
   for (const std::string& line : logs_) n += line.find(needle) != std::string::npos ? 1 : 0;
   return n;
+}
+
+bool RecordingHost::waitForLog(const std::string& needle, std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  return changed_.wait_for(lock, timeout, [&] {
+    for (const std::string& line : logs_) {
+      if (line.find(needle) != std::string::npos) return true;
+    }
+    return false;
+  });
 }
 
 }  // namespace sluice::testing

@@ -1,7 +1,7 @@
-// Test helper for the zookeeper discovery plugin: a host table whose log lines and discovery
-// sink are recorded, so tests call the plugin's classes directly (no dlopen, no sluice) and see
-// what it logged and published. Thread-safe: the plugin's loop thread logs and publishes while
-// the test waits. (Modelled on test/discovery/file's helper, which is private to its package.)
+// Test helper for discovery plugins: a host table whose log lines and discovery sink are
+// recorded, so tests call a plugin's classes directly (no dlopen, no sluice) and see what it
+// logged and published. Thread-safe: a plugin's own thread logs and publishes while the test
+// waits.
 #pragma once
 
 #include <chrono>
