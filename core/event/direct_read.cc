@@ -11,8 +11,13 @@ constexpr size_t kReadSize = 16 * 1024;
 
 }  // namespace
 
-DirectRead::DirectRead(bufferevent* bev, size_t high_watermark, Handler handler, void* arg)
-    : bev_(bev), high_watermark_(high_watermark), handler_(handler), arg_(arg) {
+DirectRead::DirectRead(bufferevent* bev, size_t high_watermark, DataHandler on_data,
+                       EventHandler on_event, void* arg)
+    : bev_(bev),
+      high_watermark_(high_watermark),
+      on_data_(on_data),
+      on_event_(on_event),
+      arg_(arg) {
   bufferevent_disable(bev_, EV_READ);
   event_assign(&event_, bufferevent_get_base(bev_), bufferevent_getfd(bev_), EV_READ | EV_PERSIST,
                &DirectRead::onReadable, this);
@@ -64,7 +69,7 @@ void DirectRead::resumeIfDrained() {
 void DirectRead::onReadable(evutil_socket_t fd, short what, void* arg) {
   auto* self = static_cast<DirectRead*>(arg);
   if ((what & EV_TIMEOUT) != 0) {
-    self->handler_(self->arg_, Event::kTimeout);
+    self->on_event_(self->arg_, BEV_EVENT_READING | BEV_EVENT_TIMEOUT);
     return;
   }
   evbuffer* in = bufferevent_get_input(self->bev_);
@@ -116,12 +121,12 @@ void DirectRead::onReadable(evutil_socket_t fd, short what, void* arg) {
   int err = errno;
   evbuffer_freeze(in, 0);
   if (n > 0) {
-    self->handler_(self->arg_, Event::kData);
+    self->on_data_(self->arg_);
   } else if (n == 0) {
-    self->handler_(self->arg_, Event::kEof);
+    self->on_event_(self->arg_, BEV_EVENT_READING | BEV_EVENT_EOF);
   } else if (err != EAGAIN && err != EWOULDBLOCK && err != EINTR) {
     errno = err;
-    self->handler_(self->arg_, Event::kError);
+    self->on_event_(self->arg_, BEV_EVENT_READING | BEV_EVENT_ERROR);
   }
 }
 

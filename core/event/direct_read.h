@@ -16,13 +16,16 @@ namespace sluice::event {
 
 class DirectRead {
  public:
-  // What happened; passed to `handler` together with `arg`.
-  enum class Event { kData, kEof, kError, kTimeout };
-  using Handler = void (*)(void* arg, Event what);
+  // `on_data(arg)` runs when bytes were appended to the input. `on_event(arg, what)` gets what a
+  // bufferevent event callback would: BEV_EVENT_READING | EOF, ERROR or TIMEOUT — so an owner
+  // passes the handler it already has for its bufferevent.
+  using DataHandler = void (*)(void* arg);
+  using EventHandler = void (*)(void* arg, short what);
 
   // `high_watermark` (bytes, 0 = none): reading pauses while the input holds that much, and
   // resumes when the owner calls resumeIfDrained() after consuming.
-  DirectRead(bufferevent* bev, size_t high_watermark, Handler handler, void* arg);
+  DirectRead(bufferevent* bev, size_t high_watermark, DataHandler on_data, EventHandler on_event,
+             void* arg);
   ~DirectRead();
   DirectRead(const DirectRead&) = delete;
   DirectRead& operator=(const DirectRead&) = delete;
@@ -42,7 +45,8 @@ class DirectRead {
 
   bufferevent* bev_;
   size_t high_watermark_;
-  Handler handler_;
+  DataHandler on_data_;
+  EventHandler on_event_;
   void* arg_;
   ::event event_;
   uint32_t timeout_ms_ = 0;

@@ -54,8 +54,9 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   bufferevent_setcb(bev_, &DownstreamConnection::onRead, &DownstreamConnection::onWrite,
                     &DownstreamConnection::onEvent, this);
   bufferevent_setwatermark(bev_, EV_WRITE, kWriteLowWatermark, 0);
-  reader_ = std::make_unique<event::DirectRead>(bev_, kReadHighWatermark,
-                                                &DownstreamConnection::onReadEvent, this);
+  reader_ = std::make_unique<event::DirectRead>(
+      bev_, kReadHighWatermark, [](void* arg) { onRead(nullptr, arg); },
+      [](void* arg, short what) { onEvent(nullptr, what, arg); }, this);
   writer_ = std::make_unique<event::DirectWrite>(bev_, kWriteLowWatermark,
                                                  &DownstreamConnection::onDrained,
                                                  &DownstreamConnection::onWriteFailed, this);
@@ -188,8 +189,8 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
   std::string body = errorBody(status, reason);
   http::HeaderMap h;
   h.add("Content-Type", "application/json");
-  http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(),
-                          true, false);
+  http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(), true,
+                          false);
   evbuffer_add(output(), body.data(), body.size());
   closeAfterFlush();
 }
@@ -252,24 +253,6 @@ void DownstreamConnection::onWrite(bufferevent*, void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
   self->writer_->onBufferEventWrote();
   self->handleWritable();
-}
-
-void DownstreamConnection::onReadEvent(void* arg, event::DirectRead::Event what) {
-  auto* self = static_cast<DownstreamConnection*>(arg);
-  switch (what) {
-    case event::DirectRead::Event::kData:
-      onRead(self->bev_, self);
-      return;
-    case event::DirectRead::Event::kEof:
-      onEvent(self->bev_, BEV_EVENT_EOF | BEV_EVENT_READING, self);
-      return;
-    case event::DirectRead::Event::kError:
-      onEvent(self->bev_, BEV_EVENT_ERROR | BEV_EVENT_READING, self);
-      return;
-    case event::DirectRead::Event::kTimeout:
-      onEvent(self->bev_, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, self);
-      return;
-  }
 }
 
 void DownstreamConnection::onDrained(void* arg) {

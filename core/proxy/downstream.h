@@ -52,7 +52,6 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
   static void onDrained(void* arg);
-  static void onReadEvent(void* arg, event::DirectRead::Event what);
   static void onWriteFailed(void* arg);
   void handleWritable();
   static void onEvent(bufferevent* bev, short what, void* arg);

@@ -58,7 +58,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
       &UpstreamConnection::onWriteFailed, conn.get());
   timeval tv = toTimeval(connect_timeout_ms);
   bufferevent_set_timeouts(conn->bev_, nullptr, &tv);  // libevent times connect by EV_WRITE
-  bufferevent_enable(conn->bev_, EV_WRITE);  // reading starts once connected (DirectRead)
+  bufferevent_enable(conn->bev_, EV_WRITE);            // reading starts once connected (DirectRead)
   const Host& h = *conn->host_;
   if (bufferevent_socket_connect(conn->bev_, const_cast<sockaddr*>(h.sockAddr()),
                                  static_cast<int>(h.sockAddrLen())) != 0) {
@@ -69,9 +69,9 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
     evutil_socket_t fd = bufferevent_getfd(conn->bev_);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    conn->reader_ = std::make_unique<event::DirectRead>(conn->bev_, 0,
-                                                        &UpstreamConnection::onReadEvent,
-                                                        conn.get());
+    conn->reader_ = std::make_unique<event::DirectRead>(
+        conn->bev_, 0, [](void* arg) { onRead(nullptr, arg); },
+        [](void* arg, short what) { onEvent(nullptr, what, arg); }, conn.get());
   }
   return conn;
 }
@@ -84,8 +84,8 @@ void UpstreamConnection::attach(UpstreamCallbacks* callbacks, bool head_request)
   if (failed_) {
     // The connect could not start: say so once the caller's stack unwinds.
     worker_.post([this] {
-      if (callbacks_ != nullptr) callbacks_->onUpstreamError(UpstreamError::kConnectFailed,
-                                                             "cannot start connect");
+      if (callbacks_ != nullptr)
+        callbacks_->onUpstreamError(UpstreamError::kConnectFailed, "cannot start connect");
     });
   }
 }
@@ -190,24 +190,6 @@ void UpstreamConnection::onWrite(bufferevent*, void* arg) {
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
 }
 
-void UpstreamConnection::onReadEvent(void* arg, event::DirectRead::Event what) {
-  auto* self = static_cast<UpstreamConnection*>(arg);
-  switch (what) {
-    case event::DirectRead::Event::kData:
-      self->parseInput();
-      return;
-    case event::DirectRead::Event::kEof:
-      onEvent(self->bev_, BEV_EVENT_EOF | BEV_EVENT_READING, self);
-      return;
-    case event::DirectRead::Event::kError:
-      onEvent(self->bev_, BEV_EVENT_ERROR | BEV_EVENT_READING, self);
-      return;
-    case event::DirectRead::Event::kTimeout:
-      onEvent(self->bev_, BEV_EVENT_TIMEOUT | BEV_EVENT_READING, self);
-      return;
-  }
-}
-
 void UpstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<UpstreamConnection*>(arg);
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
@@ -261,9 +243,9 @@ void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
   }
   int err = EVUTIL_SOCKET_ERROR();
   self->fail(UpstreamError::kReset,
-             (what & BEV_EVENT_EOF) != 0 ? "upstream closed the connection"
-                                         : (err != 0 ? evutil_socket_error_to_string(err)
-                                                     : "connection error"));
+             (what & BEV_EVENT_EOF) != 0
+                 ? "upstream closed the connection"
+                 : (err != 0 ? evutil_socket_error_to_string(err) : "connection error"));
 }
 
 int UpstreamConnection::onHead(http::MessageHead& head) {

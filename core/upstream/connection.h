@@ -86,7 +86,6 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   static void onRead(bufferevent* bev, void* arg);
   static void onWrite(bufferevent* bev, void* arg);
   static void onDrained(void* arg);
-  static void onReadEvent(void* arg, event::DirectRead::Event what);
   static void onWriteFailed(void* arg);
   static void onEvent(bufferevent* bev, short what, void* arg);
   void fail(UpstreamError error, const std::string& detail);
