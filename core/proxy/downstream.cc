@@ -50,16 +50,16 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-  bev_ = bufferevent_socket_new(runtime_.worker().base(), fd, BEV_OPT_CLOSE_ON_FREE);
-  bufferevent_setcb(bev_, &DownstreamConnection::onRead, &DownstreamConnection::onWrite,
-                    &DownstreamConnection::onEvent, this);
-  bufferevent_setwatermark(bev_, EV_WRITE, kWriteLowWatermark, 0);
-  reader_ = std::make_unique<event::DirectRead>(
-      bev_, kReadHighWatermark, [](void* arg) { onRead(nullptr, arg); },
-      [](void* arg, short what) { onEvent(nullptr, what, arg); }, this);
-  writer_ = std::make_unique<event::DirectWrite>(bev_, kWriteLowWatermark,
-                                                 &DownstreamConnection::onDrained,
-                                                 &DownstreamConnection::onWriteFailed, this);
+  event::Transport::Options options;
+  options.read_high_watermark = kReadHighWatermark;
+  options.write_low_watermark = kWriteLowWatermark;
+  event::Transport::Handlers handlers;
+  handlers.on_data = &DownstreamConnection::onRead;
+  handlers.on_drained = &DownstreamConnection::onDrained;
+  handlers.on_event = &DownstreamConnection::onEvent;
+  handlers.arg = this;
+  transport_ = std::make_unique<event::Transport>(
+      runtime_.worker().base(), fd, std::make_unique<event::PlainIo>(), options, handlers);
   event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
                this);
   auto& stats = runtime_.worker().stats();
@@ -73,43 +73,41 @@ DownstreamConnection::~DownstreamConnection() {
     stream_->onDownstreamReset();
     stream_.reset();
   }
-  writer_.reset();  // before the bufferevent they hook into
-  reader_.reset();
-  if (bev_ != nullptr) bufferevent_free(bev_);
+  transport_.reset();
   event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
 }
 
 void DownstreamConnection::start() {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
-  reader_->enable();
-  writer_->start();
+  transport_->enableRead();
+  transport_->start();
 }
 
 bool DownstreamConnection::idle() const {
   return stream_ == nullptr && !parser_.inMessage() &&
-         evbuffer_get_length(bufferevent_get_input(bev_)) == 0;
+         evbuffer_get_length(transport_->input()) == 0;
 }
 
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
   if (ms == read_timeout_ms_) return;  // each change is a timer-heap operation: skip no-ops
   read_timeout_ms_ = ms;
-  reader_->setTimeout(ms);
+  transport_->setReadTimeout(ms);
 }
 
 void DownstreamConnection::pauseReading() {
   reading_paused_ = true;
-  reader_->disable();
+  transport_->disableRead();
 }
 
 void DownstreamConnection::resumeReading() {
   if (!reading_paused_ || state_ != State::kActive) return;
   reading_paused_ = false;
-  reader_->enable();
+  transport_->enableRead();
   event_active(&resume_event_, 0, 0);  // parse what is already buffered
 }
 
 void DownstreamConnection::processInput() {
-  evbuffer* in = bufferevent_get_input(bev_);
+  evbuffer* in = transport_->input();
   while (state_ == State::kActive && !parser_paused_ && !reading_paused_ &&
          evbuffer_get_length(in) > 0) {
     evbuffer_iovec vec;
@@ -125,7 +123,7 @@ void DownstreamConnection::processInput() {
       return;
     }
     if (r == http::Parser::Result::kPaused) parser_paused_ = true;
-    reader_->resumeIfDrained();
+    transport_->resumeIfDrained();
     if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
@@ -198,7 +196,7 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
 void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
   state_ = State::kClosing;
-  reader_->disable();
+  transport_->disableRead();
   if (evbuffer_get_length(output()) == 0) startLingering();
 }
 
@@ -206,27 +204,25 @@ void DownstreamConnection::startLingering() {
   // Half-close, then read and discard for a moment: closing with unread input would send an
   // RST that can destroy the response in the client's receive buffer.
   state_ = State::kLingering;
-  shutdown(bufferevent_getfd(bev_), SHUT_WR);
-  evbuffer_drain(bufferevent_get_input(bev_), evbuffer_get_length(bufferevent_get_input(bev_)));
+  transport_->shutdownWrite();
+  evbuffer_drain(transport_->input(), evbuffer_get_length(transport_->input()));
   setReadTimeout(kLingerMs);
-  reader_->setHighWatermark(0);
-  reader_->enable();
-  reader_->resumeIfDrained();
+  transport_->setHighWatermark(0);
+  transport_->enableRead();
+  transport_->resumeIfDrained();
 }
 
 void DownstreamConnection::abort() {
   if (state_ == State::kClosed) return;
   // RST rather than FIN: the client must not mistake a cut response for a complete one.
-  linger lg{1, 0};
-  setsockopt(bufferevent_getfd(bev_), SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+  transport_->resetOnClose();
   closeNow();
 }
 
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
   state_ = State::kClosed;
-  reader_->disable();
-  bufferevent_disable(bev_, EV_READ | EV_WRITE);
+  transport_->stop();
   if (stream_ != nullptr) {
     stream_->onDownstreamReset();
     runtime_.worker().deferDelete(std::move(stream_));
@@ -239,40 +235,33 @@ void DownstreamConnection::drain() {
   if (idle()) closeNow();
 }
 
-void DownstreamConnection::onRead(bufferevent*, void* arg) {
+void DownstreamConnection::onRead(void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
   if (self->state_ == State::kLingering) {
-    evbuffer* in = bufferevent_get_input(self->bev_);
+    evbuffer* in = self->transport_->input();
     evbuffer_drain(in, evbuffer_get_length(in));
     return;
   }
   self->processInput();
 }
 
-void DownstreamConnection::onWrite(bufferevent*, void* arg) {
-  auto* self = static_cast<DownstreamConnection*>(arg);
-  self->writer_->onBufferEventWrote();
-  self->handleWritable();
-}
-
 void DownstreamConnection::onDrained(void* arg) {
-  static_cast<DownstreamConnection*>(arg)->handleWritable();
-}
-
-void DownstreamConnection::onWriteFailed(void* arg) {
-  static_cast<DownstreamConnection*>(arg)->closeNow();  // the client is gone
-}
-
-void DownstreamConnection::handleWritable() {
-  if (state_ == State::kClosing && evbuffer_get_length(output()) == 0) {
-    startLingering();
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+    self->startLingering();
     return;
   }
-  if (stream_ != nullptr) stream_->onDownstreamWritable();
+  if (self->stream_ != nullptr) self->stream_->onDownstreamWritable();
 }
 
-void DownstreamConnection::onEvent(bufferevent*, short what, void* arg) {
+void DownstreamConnection::onHandshakeDone() {}
+
+void DownstreamConnection::onEvent(void* arg, short what) {
   auto* self = static_cast<DownstreamConnection*>(arg);
+  if ((what & BEV_EVENT_CONNECTED) != 0) {
+    self->onHandshakeDone();
+    return;
+  }
   if (self->state_ == State::kLingering || self->state_ == State::kClosed) {
     self->closeNow();
     return;

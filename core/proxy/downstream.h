@@ -5,14 +5,12 @@
 // Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
 #pragma once
 
-#include <event2/bufferevent.h>
 #include <event2/event_struct.h>
 
 #include <memory>
 #include <string>
 
-#include "core/event/direct_read.h"
-#include "core/event/direct_write.h"
+#include "core/event/transport.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/proxy/runtime.h"
@@ -29,7 +27,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
 
   // Starts reading.
   void start();
-  evbuffer* output() const { return bufferevent_get_output(bev_); }
+  evbuffer* output() const { return transport_->output(); }
   const std::string& clientAddress() const { return client_address_; }  // "ip:port"
   const std::string& clientIp() const { return client_ip_; }
   // Request-body backpressure (called by the stream).
@@ -49,12 +47,10 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
  private:
   enum class State { kActive, kClosing, kLingering, kClosed };
 
-  static void onRead(bufferevent* bev, void* arg);
-  static void onWrite(bufferevent* bev, void* arg);
+  static void onRead(void* arg);
   static void onDrained(void* arg);
-  static void onWriteFailed(void* arg);
-  void handleWritable();
-  static void onEvent(bufferevent* bev, short what, void* arg);
+  static void onEvent(void* arg, short what);
+  void onHandshakeDone();
   static void onResume(evutil_socket_t, short, void* arg);
   void processInput();
   void badRequest(uint32_t status, const std::string& reason);
@@ -71,9 +67,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
 
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
-  bufferevent* bev_ = nullptr;
-  std::unique_ptr<event::DirectWrite> writer_;
-  std::unique_ptr<event::DirectRead> reader_;
+  std::unique_ptr<event::Transport> transport_;
   http::Parser parser_;
   std::unique_ptr<Stream> stream_;
   std::string client_address_;

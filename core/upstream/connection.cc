@@ -16,10 +16,6 @@ namespace {
 constexpr size_t kWriteLowWatermark = 64 * 1024;
 constexpr uint64_t kPeekAfterIdleMs = 1000;
 
-timeval toTimeval(uint32_t ms) {
-  return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-}
-
 // Upstream responses get generous limits: they are the backends' own, not an attacker's,
 // but a bounded header section still protects the worker's memory.
 http::ParserLimits responseLimits() {
@@ -38,41 +34,25 @@ UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Ho
       host_(std::move(host)),
       parser_(http::Parser::Type::kResponse, this, responseLimits()) {}
 
-UpstreamConnection::~UpstreamConnection() {
-  writer_.reset();  // before the bufferevent they hook into
-  reader_.reset();
-  if (bev_ != nullptr) bufferevent_free(bev_);
-}
+UpstreamConnection::~UpstreamConnection() = default;
 
 std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& worker,
                                                                 std::shared_ptr<Host> host,
                                                                 uint32_t connect_timeout_ms) {
   std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(worker, std::move(host)));
   event::WorkerStats::inc(worker.stats().upstream_cx_total);
-  conn->bev_ = bufferevent_socket_new(worker.base(), -1, BEV_OPT_CLOSE_ON_FREE);
-  bufferevent_setcb(conn->bev_, &UpstreamConnection::onRead, &UpstreamConnection::onWrite,
-                    &UpstreamConnection::onEvent, conn.get());
-  bufferevent_setwatermark(conn->bev_, EV_WRITE, kWriteLowWatermark, 0);
-  conn->writer_ = std::make_unique<event::DirectWrite>(
-      conn->bev_, kWriteLowWatermark, &UpstreamConnection::onDrained,
-      &UpstreamConnection::onWriteFailed, conn.get());
-  timeval tv = toTimeval(connect_timeout_ms);
-  bufferevent_set_timeouts(conn->bev_, nullptr, &tv);  // libevent times connect by EV_WRITE
-  bufferevent_enable(conn->bev_, EV_WRITE);            // reading starts once connected (DirectRead)
+  event::Transport::Options options;
+  options.write_low_watermark = kWriteLowWatermark;
+  event::Transport::Handlers handlers;
+  handlers.on_data = &UpstreamConnection::onRead;
+  handlers.on_drained = &UpstreamConnection::onDrained;
+  handlers.on_event = &UpstreamConnection::onEvent;
+  handlers.arg = conn.get();
   const Host& h = *conn->host_;
-  if (bufferevent_socket_connect(conn->bev_, const_cast<sockaddr*>(h.sockAddr()),
-                                 static_cast<int>(h.sockAddrLen())) != 0) {
-    // Reported through onEvent (BEV_EVENT_ERROR) on the next loop turn by libevent; when the
-    // socket could not even be created, mark it so attach() reports it.
-    conn->failed_ = true;
-  } else {
-    evutil_socket_t fd = bufferevent_getfd(conn->bev_);
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    conn->reader_ = std::make_unique<event::DirectRead>(
-        conn->bev_, 0, [](void* arg) { onRead(nullptr, arg); },
-        [](void* arg, short what) { onEvent(nullptr, what, arg); }, conn.get());
-  }
+  // Reading starts once connected (the CONNECTED event); failures arrive from the loop.
+  conn->transport_ = event::Transport::connect(worker.base(), h.sockAddr(), h.sockAddrLen(),
+                                               std::make_unique<event::PlainIo>(),
+                                               connect_timeout_ms, options, handlers);
   return conn;
 }
 
@@ -81,30 +61,21 @@ void UpstreamConnection::attach(UpstreamCallbacks* callbacks, bool head_request)
   head_request_ = head_request;
   idle_pool_ = nullptr;
   ++exchanges_;
-  if (failed_) {
-    // The connect could not start: say so once the caller's stack unwinds.
-    worker_.post([this] {
-      if (callbacks_ != nullptr)
-        callbacks_->onUpstreamError(UpstreamError::kConnectFailed, "cannot start connect");
-    });
-  }
 }
 
 void UpstreamConnection::detach() { callbacks_ = nullptr; }
 
 void UpstreamConnection::setReadTimeout(uint32_t ms) {
-  if (bev_ == nullptr || !connected_ || ms == read_timeout_ms_) return;
+  if (!connected_ || ms == read_timeout_ms_) return;
   read_timeout_ms_ = ms;
-  if (reader_ != nullptr) reader_->setTimeout(ms);
+  transport_->setReadTimeout(ms);
 }
 
-void UpstreamConnection::pauseReading() {
-  if (reader_ != nullptr) reader_->disable();
-}
+void UpstreamConnection::pauseReading() { transport_->disableRead(); }
 
 void UpstreamConnection::resumeReading() {
-  if (bev_ == nullptr || failed_ || reader_ == nullptr) return;
-  reader_->enable();
+  if (failed_) return;
+  transport_->enableRead();
   parseInput();
 }
 
@@ -115,15 +86,13 @@ uint64_t UpstreamConnection::lastActivity() const {
 }
 
 bool UpstreamConnection::stillOpen() const {
-  if (bev_ == nullptr || failed_) return false;
-  if (evbuffer_get_length(bufferevent_get_input(bev_)) > 0) return false;
+  if (failed_) return false;
+  if (evbuffer_get_length(transport_->input()) > 0) return false;
   // A close by the upstream is normally seen by the loop before reuse; the race it leaves is
   // with upstreams closing idle connections after their keep-alive timeout (seconds). Peek only
   // at connections idle long enough for that (one syscall saved per request otherwise).
   if (lastActivity() - idle_since_ < kPeekAfterIdleMs) return true;
-  char byte;
-  ssize_t n = recv(bufferevent_getfd(bev_), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-  return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  return transport_->idleAndOpen();
 }
 
 void UpstreamConnection::setIdle(ConnPool* pool, uint32_t idle_timeout_ms) {
@@ -131,14 +100,13 @@ void UpstreamConnection::setIdle(ConnPool* pool, uint32_t idle_timeout_ms) {
   callbacks_ = nullptr;
   idle_since_ = lastActivity();
   setReadTimeout(idle_timeout_ms);
-  if (reader_ != nullptr) reader_->enable();
+  transport_->enableRead();
 }
 
 void UpstreamConnection::fail(UpstreamError error, const std::string& detail) {
   if (failed_) return;
   failed_ = true;
-  if (bev_ != nullptr) bufferevent_disable(bev_, EV_READ | EV_WRITE);
-  if (reader_ != nullptr) reader_->disable();
+  transport_->stop();
   if (idle_pool_ != nullptr) {
     ConnPool* pool = idle_pool_;
     idle_pool_ = nullptr;
@@ -153,7 +121,7 @@ void UpstreamConnection::fail(UpstreamError error, const std::string& detail) {
 }
 
 void UpstreamConnection::parseInput() {
-  evbuffer* in = bufferevent_get_input(bev_);
+  evbuffer* in = transport_->input();
   while (!failed_ && evbuffer_get_length(in) > 0) {
     if (callbacks_ == nullptr) {
       // Bytes while no exchange is running: the upstream broke the protocol. (A connection
@@ -165,7 +133,7 @@ void UpstreamConnection::parseInput() {
       fail(UpstreamError::kBadResponse, "unexpected bytes on an idle connection");
       return;
     }
-    if (reader_ == nullptr || !reader_->enabled()) return;  // paused by backpressure
+    if (!transport_->readEnabled()) return;  // paused by backpressure
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
     size_t consumed = 0;
@@ -180,44 +148,32 @@ void UpstreamConnection::parseInput() {
   }
 }
 
-void UpstreamConnection::onRead(bufferevent*, void* arg) {
-  static_cast<UpstreamConnection*>(arg)->parseInput();
-}
-
-void UpstreamConnection::onWrite(bufferevent*, void* arg) {
-  auto* self = static_cast<UpstreamConnection*>(arg);
-  self->writer_->onBufferEventWrote();
-  if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
-}
+void UpstreamConnection::onRead(void* arg) { static_cast<UpstreamConnection*>(arg)->parseInput(); }
 
 void UpstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<UpstreamConnection*>(arg);
   if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamWritable();
 }
 
-void UpstreamConnection::onWriteFailed(void* arg) {
-  static_cast<UpstreamConnection*>(arg)->fail(UpstreamError::kReset, "write to upstream failed");
-}
-
-void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
+void UpstreamConnection::onEvent(void* arg, short what) {
   auto* self = static_cast<UpstreamConnection*>(arg);
   if ((what & BEV_EVENT_CONNECTED) != 0) {
     self->connected_ = true;
-    bufferevent_set_timeouts(self->bev_, nullptr, nullptr);  // the connect timeout is over
     self->read_timeout_ms_ = 0;
-    if (self->reader_ != nullptr) self->reader_->enable();
-    self->writer_->start();
+    self->transport_->enableRead();
     if (self->callbacks_ != nullptr) self->callbacks_->onUpstreamConnected();
     return;
   }
   if (!self->connected_) {
     if ((what & BEV_EVENT_TIMEOUT) != 0) {
-      self->fail(UpstreamError::kConnectTimeout, "connect timeout");
+      self->fail(UpstreamError::kConnectTimeout, self->transport_->lastError());
     } else {
-      int err = EVUTIL_SOCKET_ERROR();
-      self->fail(UpstreamError::kConnectFailed,
-                 err != 0 ? evutil_socket_error_to_string(err) : "connect failed");
+      self->fail(UpstreamError::kConnectFailed, self->transport_->lastError());
     }
+    return;
+  }
+  if ((what & BEV_EVENT_WRITING) != 0) {
+    self->fail(UpstreamError::kReset, "write to upstream failed: " + self->transport_->lastError());
     return;
   }
   if ((what & BEV_EVENT_TIMEOUT) != 0) {
@@ -241,11 +197,9 @@ void UpstreamConnection::onEvent(bufferevent*, short what, void* arg) {
     self->fail(UpstreamError::kReset, "upstream closed the connection");
     return;
   }
-  int err = EVUTIL_SOCKET_ERROR();
-  self->fail(UpstreamError::kReset,
-             (what & BEV_EVENT_EOF) != 0
-                 ? "upstream closed the connection"
-                 : (err != 0 ? evutil_socket_error_to_string(err) : "connection error"));
+  self->fail(UpstreamError::kReset, (what & BEV_EVENT_EOF) != 0
+                                        ? "upstream closed the connection"
+                                        : "connection error: " + self->transport_->lastError());
 }
 
 int UpstreamConnection::onHead(http::MessageHead& head) {

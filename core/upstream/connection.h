@@ -4,14 +4,13 @@
 // ConnPool between exchanges. Worker thread only.
 #pragma once
 
-#include <event2/bufferevent.h>
+#include <event2/buffer.h>
 
 #include <cstdint>
 #include <memory>
 #include <string>
 
-#include "core/event/direct_read.h"
-#include "core/event/direct_write.h"
+#include "core/event/transport.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/upstream/host.h"
@@ -66,7 +65,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   void pauseReading();
   void resumeReading();
 
-  evbuffer* output() const { return bufferevent_get_output(bev_); }
+  evbuffer* output() const { return transport_->output(); }
   bool connected() const { return connected_; }
   bool reused() const { return exchanges_ > 1; }
   // True while the connection may carry another exchange: connected, no error, the last
@@ -83,11 +82,9 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
 
  private:
   UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host);
-  static void onRead(bufferevent* bev, void* arg);
-  static void onWrite(bufferevent* bev, void* arg);
+  static void onRead(void* arg);
   static void onDrained(void* arg);
-  static void onWriteFailed(void* arg);
-  static void onEvent(bufferevent* bev, short what, void* arg);
+  static void onEvent(void* arg, short what);
   void fail(UpstreamError error, const std::string& detail);
   uint64_t lastActivity() const;  // the loop's cached wall clock, ms
   void parseInput();
@@ -98,9 +95,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
 
   event::Worker& worker_;
   std::shared_ptr<Host> host_;
-  bufferevent* bev_ = nullptr;
-  std::unique_ptr<event::DirectWrite> writer_;  // writes once connected
-  std::unique_ptr<event::DirectRead> reader_;   // reads once connected
+  std::unique_ptr<event::Transport> transport_;
   http::Parser parser_;
   UpstreamCallbacks* callbacks_ = nullptr;
   ConnPool* idle_pool_ = nullptr;

@@ -1,0 +1,142 @@
+// The connection under HTTP/1.1: a non-blocking socket with an input and an output buffer,
+// plain TCP or TLS behind the same interface (DESIGN.md §10), so the codec never knows which it
+// has. The TransportIo decides how bytes move (PlainIo: readv/writev; tls::TlsIo: OpenSSL).
+//
+// Reading: one read per readiness event (at most 16 KiB, less near the high watermark) into
+// input(); the owner's on_data runs after each. Writing: bytes appended to output() during a
+// callback go out together at the end of the loop turn (one writev for plain TCP, instead of an
+// EV_WRITE round trip of two epoll_ctl calls); only when the socket cannot take them all does
+// the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left the output
+// at or below the low watermark.
+//
+// Events (on_event, libevent's BEV_EVENT_* bits, so owners keep their bufferevent handlers):
+//   CONNECTED            connect and handshake done (accepted sockets: handshake done)
+//   READING|EOF          the peer closed
+//   READING|ERROR        a read failed;  WRITING|ERROR  a write failed (peer reset)
+//   READING|TIMEOUT      no bytes for the read timeout while reading was enabled
+//   TIMEOUT              connect or handshake did not finish in time
+//   ERROR                connect or handshake failed
+// lastError() says why for ERROR and TIMEOUT. After ERROR or a connect/handshake TIMEOUT the
+// transport is dead: it moves no more bytes and reports nothing more.
+//
+// Worker thread only (its event_base's). The owner keeps it alive until the callback stack
+// has unwound (deferred delete), as callbacks may close or drop it.
+#pragma once
+
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/event.h>
+#include <event2/event_struct.h>
+#include <sys/socket.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "core/event/transport_io.h"
+
+namespace sluice::event {
+
+class Transport {
+ public:
+  struct Handlers {
+    void (*on_data)(void* arg) = nullptr;
+    void (*on_drained)(void* arg) = nullptr;
+    void (*on_event)(void* arg, short what) = nullptr;
+    void* arg = nullptr;
+  };
+  struct Options {
+    size_t read_high_watermark = 0;      // bytes; reading pauses while input() holds this much
+    size_t write_low_watermark = 65536;  // bytes; on_drained fires at or below it
+    uint32_t handshake_timeout_ms = 0;   // accepted sockets: TLS handshake deadline (0: none)
+  };
+
+  // An accepted socket (takes ownership of `fd`). Nothing happens before start().
+  Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io, const Options& options,
+            const Handlers& handlers);
+  // A new outgoing connection to `addr`: socket, non-blocking connect, then the Io's handshake,
+  // all within `timeout_ms` (0: none). Never null; a failure arrives as on_event (ERROR or
+  // TIMEOUT) from the event loop, never from inside this call.
+  static std::unique_ptr<Transport> connect(event_base* base, const sockaddr* addr,
+                                            socklen_t addr_len, std::unique_ptr<TransportIo> io,
+                                            uint32_t timeout_ms, const Options& options,
+                                            const Handlers& handlers);
+  ~Transport();
+  Transport(const Transport&) = delete;
+  Transport& operator=(const Transport&) = delete;
+
+  // Accepted sockets: starts the handshake (plain TCP: CONNECTED at once, from this call).
+  void start();
+
+  evbuffer* input() const { return input_; }
+  evbuffer* output() const { return output_; }
+  int fd() const { return fd_; }
+  TransportIo& io() const { return *io_; }
+  bool open() const { return phase_ == Phase::kOpen; }
+  const std::string& lastError() const { return error_; }
+
+  // Reading, as the owner wants it (the handshake reads regardless).
+  void enableRead();
+  void disableRead();
+  bool readEnabled() const { return read_enabled_; }
+  // Read inactivity timeout in ms (0 = none), from now, while reading is enabled.
+  void setReadTimeout(uint32_t ms);
+  void setHighWatermark(size_t bytes) { options_.read_high_watermark = bytes; }
+  // After the owner drained input(): resumes reading paused by the high watermark.
+  void resumeIfDrained();
+
+  // Clean close of the sending side: TLS close_notify (best effort), then FIN. Reading goes on.
+  void shutdownWrite();
+  // Makes the close send an RST instead of a FIN (SO_LINGER 0): for responses cut short.
+  void resetOnClose();
+  // Stops all I/O and reports nothing more (the owner is closing); the socket closes with the
+  // transport.
+  void stop();
+  // False when the peer closed an idle connection or sent bytes on it (pool reuse check).
+  bool idleAndOpen() { return phase_ == Phase::kOpen && io_->idleAndOpen(fd_); }
+
+ private:
+  enum class Phase { kConnecting, kHandshaking, kOpen, kDead };
+
+  static void onReadable(evutil_socket_t, short what, void* arg);
+  static void onWritable(evutil_socket_t, short what, void* arg);
+  static void onDeadline(evutil_socket_t, short, void* arg);
+  static void onFlush(evutil_socket_t, short, void* arg);
+  static void onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg);
+
+  void finishConnect();
+  void handshake();
+  void readOnce();
+  void flush();
+  void fail(short what, std::string reason);
+  void updateEvents();
+  void emit(short what) { handlers_.on_event(handlers_.arg, what); }
+
+  event_base* base_;
+  int fd_;
+  std::unique_ptr<TransportIo> io_;
+  Options options_;
+  Handlers handlers_;
+  evbuffer* input_;
+  evbuffer* output_;
+  evbuffer_cb_entry* output_cb_ = nullptr;
+  ::event read_event_;
+  ::event write_event_;
+  ::event flush_event_;
+  ::event deadline_event_;
+  Phase phase_ = Phase::kHandshaking;
+  std::string error_;
+  uint32_t read_timeout_ms_ = 0;
+  uint32_t armed_timeout_ms_ = 0;  // the timeout read_event_ was added with
+  bool read_enabled_ = false;
+  bool read_full_ = false;          // paused by the high watermark
+  bool read_wants_write_ = false;   // TLS: a read must wait for the socket to be writable
+  bool write_blocked_ = false;      // the socket was full: waiting for EV_WRITE
+  bool write_wants_read_ = false;   // TLS: a write must wait for the socket to be readable
+  bool handshake_wants_write_ = false;
+  bool read_armed_ = false;
+  bool write_armed_ = false;
+  bool deadline_armed_ = false;
+};
+
+}  // namespace sluice::event
