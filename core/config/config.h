@@ -46,6 +46,56 @@ struct HashKey {
   std::string name;  // header, cookie or query parameter name
 };
 
+// A certificate and its key, PEM files (absolute paths after load).
+struct TlsCertificate {
+  std::string cert_chain;   // leaf first, then intermediates
+  std::string private_key;  // RSA or EC
+  Mark mark;
+};
+
+// Headers that carry a verified client certificate's facts upstream (mTLS). Empty = not sent.
+// Copies sent by the client are always removed first.
+struct ClientCertHeaders {
+  std::string subject = "X-Client-Cert-Subject";      // RFC 2253 distinguished name
+  std::string uri_san = "X-Client-Cert-URI";          // URI SANs, comma-separated
+  std::string dns_san = "X-Client-Cert-DNS";          // DNS SANs, comma-separated
+  std::string fingerprint = "X-Client-Cert-SHA256";   // SHA-256 of the DER, lowercase hex
+};
+
+// Downstream TLS on a listener (`tls:`). See docs/configuration.md.
+struct TlsServer {
+  enum class Verify { kNone, kOptional, kRequired };
+  bool enabled = false;
+  std::vector<TlsCertificate> certificates;  // chosen by SNI; the first is the default
+  bool strict_sni = false;                   // refuse a handshake naming no certificate
+  std::string min_version = "1.2";           // "1.2" or "1.3"
+  std::string ciphers;                       // TLS 1.2 suites (OpenSSL syntax); "" = default
+  std::string ciphersuites;                  // TLS 1.3 suites; "" = default
+  std::vector<std::string> alpn = {"http/1.1"};
+  std::string client_ca;  // PEM bundle; set = ask for client certificates
+  Verify verify = Verify::kNone;  // kRequired when client_ca is set and verify is not given
+  ClientCertHeaders client_cert_headers;
+  uint32_t handshake_timeout_ms = 10000;
+  bool session_tickets = true;
+  uint32_t session_ticket_rotation_s = 3600;  // a new ticket key this often; two kept
+  uint32_t session_cache_size = 20480;        // server-side session cache entries (0: off)
+  uint32_t session_timeout_s = 7200;          // session lifetime
+  bool refuse_expired = false;                // an expired certificate is a config error
+  Mark mark;
+};
+
+// Upstream TLS on a cluster (`tls:`).
+struct TlsClient {
+  bool enabled = false;
+  std::string ca_file;  // "" = the system store
+  bool verify = true;   // verify the chain and the name
+  std::string sni;      // "" = the endpoint's host name (none for IP addresses)
+  TlsCertificate client_certificate;  // optional (cert_chain empty = none)
+  std::vector<std::string> alpn = {"http/1.1"};
+  std::string min_version = "1.2";
+  Mark mark;
+};
+
 struct Cluster {
   std::string name;    // [A-Za-z0-9._-]+, unique; empty in Discovery::cluster_defaults
   PluginRef balancer;  // default {name: round_robin} (its mark is then the cluster's)
@@ -56,6 +106,7 @@ struct Cluster {
   uint32_t idle_timeout_ms = 60000;      // idle pooled upstream connection lifetime
   uint32_t max_idle_connections = 64;    // per host per worker
   uint32_t retries = 1;  // extra attempts on another host after a connect failure (nothing sent)
+  TlsClient tls;
   Mark mark;
 };
 
@@ -81,6 +132,7 @@ struct Listener {
   std::string address;             // "host:port" / "[ipv6]:port", unique among listeners
   std::string context_path;        // "" or "/gateway" (normalised: leading '/', no trailing '/')
   std::vector<PluginRef> filters;  // filter chain, in request order
+  TlsServer tls;
   Mark mark;
 };
 

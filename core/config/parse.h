@@ -40,6 +40,11 @@ void parsePluginRef(const Field& field, std::string_view what, Context& ctx, Plu
 // Reads one `clusters` entry; *name_mark gets the mark of its `name` value.
 void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mark);
 
+// Reads a listener's `tls` mapping (downstream TLS); sets out->enabled.
+void parseListenerTls(const Field& field, Context& ctx, TlsServer* out);
+// Reads a cluster's `tls` mapping (upstream TLS), or `tls: true|false`.
+void parseClusterTls(const Field& field, Context& ctx, TlsClient* out);
+
 // Reads one `discovery` entry: its plugin reference and `cluster_defaults`.
 void parseDiscovery(const Field& field, Context& ctx, Discovery* out);
 

@@ -14,7 +14,8 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "response_timeout_ms",
                                                      "idle_timeout_ms",
                                                      "max_idle_connections",
-                                                     "retries"};
+                                                     "retries",
+                                                     "tls"};
   return keys;
 }
 
@@ -107,6 +108,8 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
     readUint32(f, 0, 100000, ctx, &out->max_idle_connections);
   } else if (f.key == "retries") {
     readUint32(f, 0, 10, ctx, &out->retries);
+  } else if (f.key == "tls") {
+    parseClusterTls(f, ctx, &out->tls);
   }
 }
 

@@ -119,7 +119,11 @@ void Transport::handshake() {
       }
       updateEvents();
       emit(BEV_EVENT_CONNECTED);
-      if (phase_ == Phase::kOpen && evbuffer_get_length(output_) > 0) flush();
+      if (phase_ != Phase::kOpen) return;
+      // A TLS handshake may have read the peer's first bytes along with its last handshake
+      // message (read-ahead): they wait in the Io, and the socket will not say so.
+      if (io_->hasPending()) event_active(&read_event_, EV_READ, 0);
+      if (evbuffer_get_length(output_) > 0) flush();
       return;
     case IoStatus::kWantRead:
     case IoStatus::kWantWrite:
@@ -127,8 +131,8 @@ void Transport::handshake() {
       updateEvents();
       return;
     case IoStatus::kEof:
-      fail(BEV_EVENT_ERROR, io_->lastError().empty() ? "peer closed during the handshake"
-                                                     : io_->lastError());
+      fail(BEV_EVENT_ERROR,
+           io_->lastError().empty() ? "peer closed during the handshake" : io_->lastError());
       return;
     case IoStatus::kError:
       fail(BEV_EVENT_ERROR, io_->lastError());
@@ -338,8 +342,8 @@ void Transport::onWritable(evutil_socket_t, short, void* arg) {
 void Transport::onDeadline(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
   self->deadline_armed_ = false;
-  self->fail(BEV_EVENT_TIMEOUT, self->phase_ == Phase::kConnecting ? "connect timeout"
-                                                                   : "handshake timeout");
+  self->fail(BEV_EVENT_TIMEOUT,
+             self->phase_ == Phase::kConnecting ? "connect timeout" : "handshake timeout");
 }
 
 void Transport::onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg) {
@@ -351,7 +355,9 @@ void Transport::onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg
   event_active(&self->flush_event_, 0, 0);  // once, at the end of this loop turn
 }
 
-void Transport::onFlush(evutil_socket_t, short, void* arg) { static_cast<Transport*>(arg)->flush(); }
+void Transport::onFlush(evutil_socket_t, short, void* arg) {
+  static_cast<Transport*>(arg)->flush();
+}
 
 void Transport::flush() {
   if (phase_ != Phase::kOpen || write_blocked_ || write_wants_read_ ||

@@ -129,10 +129,10 @@ class Transport {
   uint32_t read_timeout_ms_ = 0;
   uint32_t armed_timeout_ms_ = 0;  // the timeout read_event_ was added with
   bool read_enabled_ = false;
-  bool read_full_ = false;          // paused by the high watermark
-  bool read_wants_write_ = false;   // TLS: a read must wait for the socket to be writable
-  bool write_blocked_ = false;      // the socket was full: waiting for EV_WRITE
-  bool write_wants_read_ = false;   // TLS: a write must wait for the socket to be readable
+  bool read_full_ = false;         // paused by the high watermark
+  bool read_wants_write_ = false;  // TLS: a read must wait for the socket to be writable
+  bool write_blocked_ = false;     // the socket was full: waiting for EV_WRITE
+  bool write_wants_read_ = false;  // TLS: a write must wait for the socket to be readable
   bool handshake_wants_write_ = false;
   bool read_armed_ = false;
   bool write_armed_ = false;

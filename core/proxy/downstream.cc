@@ -58,8 +58,18 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   handlers.on_drained = &DownstreamConnection::onDrained;
   handlers.on_event = &DownstreamConnection::onEvent;
   handlers.arg = this;
-  transport_ = std::make_unique<event::Transport>(
-      runtime_.worker().base(), fd, std::make_unique<event::PlainIo>(), options, handlers);
+  std::unique_ptr<event::TransportIo> io;
+  if (const auto& tls = slot_->chain->info().tls) {
+    options.handshake_timeout_ms = tls->config().handshake_timeout_ms;
+    if (SSL* ssl = tls->newSsl()) {
+      auto tls_io = std::make_unique<tls::TlsIo>(ssl, tls);
+      tls_ = tls_io.get();
+      io = std::move(tls_io);
+    }
+  }
+  if (io == nullptr) io = std::make_unique<event::PlainIo>();
+  transport_ = std::make_unique<event::Transport>(runtime_.worker().base(), fd, std::move(io),
+                                                  options, handlers);
   event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
                this);
   auto& stats = runtime_.worker().stats();
@@ -78,6 +88,12 @@ DownstreamConnection::~DownstreamConnection() {
 }
 
 void DownstreamConnection::start() {
+  if (listenerInfo().tls != nullptr && tls_ == nullptr) {
+    SLUICE_LOG(kError, "listener '", listenerInfo().config.name,
+               "': cannot create a TLS session: closing ", client_address_);
+    closeNow();  // never plaintext on a TLS listener
+    return;
+  }
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   transport_->enableRead();
   transport_->start();
@@ -254,13 +270,56 @@ void DownstreamConnection::onDrained(void* arg) {
   if (self->stream_ != nullptr) self->stream_->onDownstreamWritable();
 }
 
-void DownstreamConnection::onHandshakeDone() {}
+void DownstreamConnection::onHandshakeDone() {
+  handshake_done_ = true;
+  if (tls_ == nullptr) return;
+  tls_info_ = std::make_unique<tls::ConnectionInfo>();
+  tls_->describe(tls_info_.get(), listenerInfo().tls->verifiesClients());
+  runtime_.tlsStats().onHandshake(tls_info_->resumed);
+}
+
+void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
+  if (tls_ == nullptr) return;
+  const config::ClientCertHeaders& names = listenerInfo().tls->config().client_cert_headers;
+  const std::pair<const std::string*, const std::string*> fields[] = {
+      {&names.subject, tls_info_ ? &tls_info_->peer_subject : nullptr},
+      {&names.uri_san, tls_info_ ? &tls_info_->peer_uri_sans : nullptr},
+      {&names.dns_san, tls_info_ ? &tls_info_->peer_dns_sans : nullptr},
+      {&names.fingerprint, tls_info_ ? &tls_info_->peer_fingerprint : nullptr},
+  };
+  for (const auto& [name, value] : fields) {
+    if (name->empty()) continue;
+    h.remove(*name);  // a client must not be able to claim a certificate
+    if (value != nullptr && !value->empty()) h.add(*name, *value);
+  }
+}
+
+bool DownstreamConnection::misdirected(const http::HeaderMap& h) const {
+  if (tls_ == nullptr || !listenerInfo().tls->verifiesClients()) return false;
+  const std::string* host = h.get("host");
+  if (host == nullptr) return false;
+  std::string_view name = *host;
+  if (!name.empty() && name.front() == '[') {
+    name = name.substr(0, name.find(']') + 1);  // IP literal: no certificate names it
+  } else {
+    name = name.substr(0, name.rfind(':'));
+  }
+  int group = listenerInfo().tls->groupFor(name);
+  return group >= 0 && group != tls::ServerContext::groupOf(tls_->ssl());
+}
 
 void DownstreamConnection::onEvent(void* arg, short what) {
   auto* self = static_cast<DownstreamConnection*>(arg);
   if ((what & BEV_EVENT_CONNECTED) != 0) {
     self->onHandshakeDone();
     return;
+  }
+  if (!self->handshake_done_ && self->tls_ != nullptr && self->state_ == State::kActive) {
+    tls::HandshakeFailure why =
+        (what & BEV_EVENT_TIMEOUT) != 0 ? tls::HandshakeFailure::kTimeout : self->tls_->failure();
+    self->runtime_.tlsStats().onFailure(why);
+    SLUICE_LOG(kDebug, "TLS handshake from ", self->client_address_,
+               " failed: ", self->transport_->lastError());
   }
   if (self->state_ == State::kLingering || self->state_ == State::kClosed) {
     self->closeNow();

@@ -14,6 +14,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/proxy/runtime.h"
+#include "core/tls/tls_io.h"
 
 namespace sluice::proxy {
 
@@ -41,6 +42,16 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   void drain();
   bool idle() const;
   const ListenerSlot* slot() const { return slot_.get(); }
+  // TLS facts once the handshake is done (null on plain connections).
+  const tls::ConnectionInfo* tlsInfo() const { return tls_info_.get(); }
+  bool secure() const { return tls_ != nullptr; }
+  // On TLS listeners: removes the client-certificate headers a client sent and adds the
+  // verified certificate's facts (DESIGN.md §10, docs/configuration.md `client_cert_headers`).
+  void applyTlsHeaders(http::HeaderMap& headers) const;
+  // RFC 9110 §15.5.20 / RFC 9113 §9.1.1 (also for HTTP/1.1): on a listener that verifies client
+  // certificates, a request whose Host is served by another certificate than the one this
+  // connection's handshake chose was sent to the wrong connection: 421.
+  bool misdirected(const http::HeaderMap& headers) const;
   // True when responses should say Connection: close (drain, or the listener was removed).
   bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 
@@ -68,6 +79,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
 
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
   std::unique_ptr<event::Transport> transport_;
+  tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
+  std::unique_ptr<tls::ConnectionInfo> tls_info_;
+  bool handshake_done_ = false;
   http::Parser parser_;
   std::unique_ptr<Stream> stream_;
   std::string client_address_;

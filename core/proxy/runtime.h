@@ -14,6 +14,8 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/tls/handshake_stats.h"
+#include "core/tls/server_context.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -27,6 +29,7 @@ struct ListenerInfo {
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
   http::ParserLimits parser_limits;
   config::Limits limits;
+  std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table
@@ -85,6 +88,9 @@ class WorkerRuntime {
 
   event::Worker& worker() { return worker_; }
   upstream::ConnPool& pool() { return pool_; }
+  // Downstream TLS handshakes on this worker (all listeners).
+  tls::HandshakeStats& tlsStats() { return tls_stats_; }
+  const tls::HandshakeStats& tlsStats() const { return tls_stats_; }
 
   // Makes the worker's listeners exactly `updates` (by name): new chains for changed ones, new
   // sockets where given, listeners absent from `updates` stop accepting and their connections
@@ -124,6 +130,7 @@ class WorkerRuntime {
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   bool draining_ = false;
   std::function<void()> drained_;
+  tls::HandshakeStats tls_stats_;
 };
 
 }  // namespace sluice::proxy

@@ -122,11 +122,16 @@ void Stream::onRequestHead(http::MessageHead& head) {
         *v, [&](std::string_view el) { xff.append(el.data(), el.size()).append(", "); });
   }
   xff.append(conn_.clientIp());
+  if (conn_.misdirected(h)) {
+    gatewayError(421, "this connection's certificate does not serve the requested host");
+    return;
+  }
+  conn_.applyTlsHeaders(h);
   // Absolute-form target: the Host sent upstream is the target's authority (RFC 9112 §3.2.2).
   std::string authority = internal::absoluteFormAuthority(request_.target);
   if (!authority.empty()) h.set("Host", authority);
   h.set("X-Forwarded-For", xff);
-  h.set("X-Forwarded-Proto", "http");
+  h.set("X-Forwarded-Proto", conn_.secure() ? "https" : "http");
 
   // Filters: one `self` per filter, made now so every hook (and on_log) has it.
   size_t n = chain_->size();

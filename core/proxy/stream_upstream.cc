@@ -45,8 +45,10 @@ void Stream::startAttempt() {
     upstream_->attach(this, head_request_);
     flushPending();
   } else {
-    upstream_ =
-        upstream::UpstreamConnection::connect(runtime_.worker(), host_, cc.connect_timeout_ms);
+    upstream_ = upstream::UpstreamConnection::connect(runtime_.worker(), host_,
+                                                      cc.connect_timeout_ms,
+                                                      cluster_->info().tls.get(),
+                                                      cluster_->tlsSessions());
     upstream_->attach(this, head_request_);
   }
 }

@@ -2,9 +2,11 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/proxy/stream.h"
 #include "core/server/discovery_sink.h"
+#include "core/tls/certificate.h"
 
 namespace sluice::server {
 namespace {
@@ -32,8 +34,55 @@ std::string limitsKey(const config::Limits& l) {
          std::to_string(l.request_header_timeout_ms) + "," + std::to_string(l.idle_timeout_ms);
 }
 
+std::string join(const std::vector<std::string>& v) {
+  std::string out;
+  for (const std::string& s : v) out += s + ",";
+  return out;
+}
+
+// Every TLS setting and the content of every file it names.
+std::string tlsKey(const config::TlsServer& t) {
+  if (!t.enabled) return "plain";
+  std::vector<std::string> files;
+  for (const auto& c : t.certificates) {
+    files.push_back(c.cert_chain);
+    files.push_back(c.private_key);
+  }
+  if (!t.client_ca.empty()) files.push_back(t.client_ca);
+  const auto& h = t.client_cert_headers;
+  return "tls|" + std::to_string(t.strict_sni) + t.min_version + "|" + t.ciphers + "|" +
+         t.ciphersuites + "|" + join(t.alpn) + "|" + std::to_string(static_cast<int>(t.verify)) +
+         "|" + h.subject + "," + h.uri_san + "," + h.dns_san + "," + h.fingerprint + "|" +
+         std::to_string(t.handshake_timeout_ms) + "," + std::to_string(t.session_tickets) + "," +
+         std::to_string(t.session_ticket_rotation_s) + "," + std::to_string(t.session_cache_size) +
+         "," + std::to_string(t.session_timeout_s) + "," + std::to_string(t.refuse_expired) + "|" +
+         tls::contentDigest(files);
+}
+
+std::string tlsKey(const config::TlsClient& t) {
+  if (!t.enabled) return "plain";
+  std::vector<std::string> files;
+  if (!t.ca_file.empty()) files.push_back(t.ca_file);
+  if (!t.client_certificate.cert_chain.empty()) {
+    files.push_back(t.client_certificate.cert_chain);
+    files.push_back(t.client_certificate.private_key);
+  }
+  return "tls|" + t.ca_file + "|" + std::to_string(t.verify) + "|" + t.sni + "|" + join(t.alpn) +
+         "|" + t.min_version + "|" + tls::contentDigest(files);
+}
+
+// Builds a cluster's upstream TLS context, or leaves *out null for plain TCP. False on error.
+bool buildClientTls(const config::Cluster& c, const std::string& name,
+                    std::shared_ptr<const tls::ClientContext>* out,
+                    std::vector<std::string>* errors) {
+  if (!c.tls.enabled) return true;
+  *out = tls::ClientContext::create(c.tls, name, errors);
+  return *out != nullptr;
+}
+
 std::string listenerKey(const config::Listener& l, const config::Limits& limits) {
-  std::string key = l.name + "|" + l.address + "|" + l.context_path + "|" + limitsKey(limits);
+  std::string key = l.name + "|" + l.address + "|" + l.context_path + "|" + limitsKey(limits) +
+                    "|" + tlsKey(l.tls);
   for (const auto& f : l.filters) key += "|" + pluginKey(f);
   return key;
 }
@@ -43,7 +92,8 @@ std::string clusterSettingsKey(const config::Cluster& c) {
   return pluginKey(c.balancer) + "|" + std::to_string(static_cast<int>(c.hash_key.source)) + ":" +
          c.hash_key.name + "|" + std::to_string(c.connect_timeout_ms) + "," +
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
-         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries);
+         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
+         tlsKey(c.tls);
 }
 
 template <typename T>
@@ -59,6 +109,12 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
     info->limits = cfg.limits;
     info->parser_limits = parserLimits(cfg.limits);
     bool ok = true;
+    if (l.tls.enabled) {
+      std::vector<std::string> warnings;
+      info->tls = tls::ServerContext::create(l.tls, l.name, errors, &warnings);
+      for (const std::string& w : warnings) SLUICE_LOG(kWarn, w);
+      ok = info->tls != nullptr;
+    }
     for (const config::PluginRef& ref : l.filters) {
       std::string error;
       auto f = plugin::createFilter(loader, ref, &error);
@@ -117,6 +173,7 @@ void buildClusters(const config::Config& cfg, plugin::Loader& loader, const Buil
     }
     if (built.info == nullptr) {
       auto info = std::make_unique<upstream::ClusterInfo>();
+      if (!buildClientTls(c, c.name, &info->tls, errors)) continue;
       info->config = c;
       info->balancer = std::move(balancer);
       built.info = event::mainThreadOwned(std::move(info));
@@ -156,7 +213,10 @@ void buildDiscovery(const config::Config& cfg, plugin::Loader& loader, const Bui
       errors->push_back(error);
       continue;
     }
-    out->discovery.push_back(BuiltDiscovery{std::move(disc), {d.cluster_defaults, balancer}, key});
+    std::shared_ptr<const tls::ClientContext> client_tls;
+    if (!buildClientTls(d.cluster_defaults, "(cluster_defaults)", &client_tls, errors)) continue;
+    out->discovery.push_back(
+        BuiltDiscovery{std::move(disc), {d.cluster_defaults, balancer, client_tls}, key});
   }
 }
 

@@ -25,6 +25,7 @@ std::shared_ptr<const upstream::ClusterInfo> ClusterManager::fromTemplate(
   info->config.name = name;
   info->config.endpoints.clear();
   info->balancer = tmpl.balancer;
+  info->tls = tmpl.tls;
   return event::mainThreadOwned(std::move(info));
 }
 

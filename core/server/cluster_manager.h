@@ -33,6 +33,7 @@ struct EndpointSpec {
 struct ClusterTemplate {
   config::Cluster defaults;
   std::shared_ptr<plugin::BalancerConfig> balancer;
+  std::shared_ptr<const tls::ClientContext> tls;  // from defaults.tls; null: plain TCP
 };
 
 // A cluster defined in the YAML, as built for (re)configuration.

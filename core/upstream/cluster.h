@@ -13,6 +13,7 @@
 #include "core/config/config.h"
 #include "core/event/worker.h"
 #include "core/plugin/plugin.h"
+#include "core/tls/client_context.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -20,6 +21,7 @@ namespace sluice::upstream {
 struct ClusterInfo {
   config::Cluster config;
   std::shared_ptr<plugin::BalancerConfig> balancer;
+  std::shared_ptr<const tls::ClientContext> tls;  // null: plain TCP upstream
 };
 
 class WorkerCluster {
@@ -41,11 +43,14 @@ class WorkerCluster {
   int64_t pick(const sluice_pick_context& ctx);
   // Reports how an attempt on host `index` ended.
   void onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us);
+  // This worker's upstream TLS sessions for the cluster's hosts (null without TLS).
+  const std::shared_ptr<tls::SessionCache>& tlsSessions() const { return tls_sessions_; }
 
  private:
   std::shared_ptr<const ClusterInfo> info_;
   std::shared_ptr<const HostSet> hosts_;
   void* instance_ = nullptr;
+  std::shared_ptr<tls::SessionCache> tls_sessions_;
 };
 
 // The balancer host API table (active_requests, random) the core gives balancer plugins.

@@ -36,9 +36,9 @@ UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Ho
 
 UpstreamConnection::~UpstreamConnection() = default;
 
-std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& worker,
-                                                                std::shared_ptr<Host> host,
-                                                                uint32_t connect_timeout_ms) {
+std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(
+    event::Worker& worker, std::shared_ptr<Host> host, uint32_t connect_timeout_ms,
+    const tls::ClientContext* tls, std::shared_ptr<tls::SessionCache> sessions) {
   std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(worker, std::move(host)));
   event::WorkerStats::inc(worker.stats().upstream_cx_total);
   event::Transport::Options options;
@@ -49,10 +49,13 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& w
   handlers.on_event = &UpstreamConnection::onEvent;
   handlers.arg = conn.get();
   const Host& h = *conn->host_;
+  std::unique_ptr<event::TransportIo> io;
+  if (tls != nullptr) io = tls->newIo(h.address(), std::move(sessions));
+  if (io == nullptr) io = std::make_unique<event::PlainIo>();
   // Reading starts once connected (the CONNECTED event); failures arrive from the loop.
-  conn->transport_ = event::Transport::connect(worker.base(), h.sockAddr(), h.sockAddrLen(),
-                                               std::make_unique<event::PlainIo>(),
-                                               connect_timeout_ms, options, handlers);
+  conn->transport_ =
+      event::Transport::connect(worker.base(), h.sockAddr(), h.sockAddrLen(), std::move(io),
+                                connect_timeout_ms, options, handlers);
   return conn;
 }
 

@@ -13,6 +13,7 @@
 #include "core/event/transport.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
+#include "core/tls/client_context.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -47,11 +48,14 @@ class ConnPool;
 
 class UpstreamConnection : public event::Deletable, private http::ParserCallbacks {
  public:
-  // Starts a non-blocking connect. Never null; failures arrive as onUpstreamError after
+  // Starts a non-blocking connect (and, with `tls`, the TLS handshake, offering a session from
+  // `sessions`), all within `connect_timeout_ms`. Never null; failures (including a TLS
+  // verification failure) arrive as onUpstreamError kConnectFailed/kConnectTimeout after
   // attach().
-  static std::unique_ptr<UpstreamConnection> connect(event::Worker& worker,
-                                                     std::shared_ptr<Host> host,
-                                                     uint32_t connect_timeout_ms);
+  static std::unique_ptr<UpstreamConnection> connect(
+      event::Worker& worker, std::shared_ptr<Host> host, uint32_t connect_timeout_ms,
+      const tls::ClientContext* tls = nullptr,
+      std::shared_ptr<tls::SessionCache> sessions = nullptr);
   ~UpstreamConnection() override;
 
   // Gives the connection to a stream for one exchange. `head_request` tells the parser that
