@@ -42,9 +42,19 @@ struct WorkerStats {
   std::atomic<uint64_t> upstream_rq_timeout{0};
   std::atomic<uint64_t> upstream_rq_retry{0};
   std::atomic<uint64_t> upstream_rq_reset{0};
+  // Downstream TLS handshakes: completed (full / resumed) and failed by reason (the index is
+  // tls::HandshakeFailure; tls::failureLabel names it).
+  static constexpr int kTlsFailureReasons = 8;
+  std::atomic<uint64_t> tls_handshakes_full{0};
+  std::atomic<uint64_t> tls_handshakes_resumed{0};
+  std::atomic<uint64_t> tls_handshakes_failed[kTlsFailureReasons] = {};
 
-  static void inc(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-  static void dec(std::atomic<uint64_t>& c) { c.store(c.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed); }
+  static void inc(std::atomic<uint64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
+  static void dec(std::atomic<uint64_t>& c) {
+    c.store(c.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
+  }
 };
 
 class Worker {

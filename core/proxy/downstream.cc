@@ -275,7 +275,9 @@ void DownstreamConnection::onHandshakeDone() {
   if (tls_ == nullptr) return;
   tls_info_ = std::make_unique<tls::ConnectionInfo>();
   tls_->describe(tls_info_.get(), listenerInfo().tls->verifiesClients());
-  runtime_.tlsStats().onHandshake(tls_info_->resumed);
+  auto& stats = runtime_.worker().stats();
+  event::WorkerStats::inc(tls_info_->resumed ? stats.tls_handshakes_resumed
+                                             : stats.tls_handshakes_full);
 }
 
 void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
@@ -317,7 +319,9 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   if (!self->handshake_done_ && self->tls_ != nullptr && self->state_ == State::kActive) {
     tls::HandshakeFailure why =
         (what & BEV_EVENT_TIMEOUT) != 0 ? tls::HandshakeFailure::kTimeout : self->tls_->failure();
-    self->runtime_.tlsStats().onFailure(why);
+    static_assert(tls::kHandshakeFailureCount <= event::WorkerStats::kTlsFailureReasons);
+    event::WorkerStats::inc(
+        self->runtime_.worker().stats().tls_handshakes_failed[static_cast<int>(why)]);
     SLUICE_LOG(kDebug, "TLS handshake from ", self->client_address_,
                " failed: ", self->transport_->lastError());
   }

@@ -14,7 +14,6 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
-#include "core/tls/handshake_stats.h"
 #include "core/tls/server_context.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
@@ -88,9 +87,6 @@ class WorkerRuntime {
 
   event::Worker& worker() { return worker_; }
   upstream::ConnPool& pool() { return pool_; }
-  // Downstream TLS handshakes on this worker (all listeners).
-  tls::HandshakeStats& tlsStats() { return tls_stats_; }
-  const tls::HandshakeStats& tlsStats() const { return tls_stats_; }
 
   // Makes the worker's listeners exactly `updates` (by name): new chains for changed ones, new
   // sockets where given, listeners absent from `updates` stop accepting and their connections
@@ -130,7 +126,6 @@ class WorkerRuntime {
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   bool draining_ = false;
   std::function<void()> drained_;
-  tls::HandshakeStats tls_stats_;
 };
 
 }  // namespace sluice::proxy

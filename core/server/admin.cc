@@ -10,6 +10,7 @@
 
 #include "core/proxy/local_reply.h"
 #include "core/server/server.h"
+#include "core/tls/tls_io.h"
 #include "core/upstream/host.h"
 
 namespace sluice::server {
@@ -159,6 +160,11 @@ std::string Admin::statsJson() const {
     add(sum.upstream_rq_timeout, s.upstream_rq_timeout);
     add(sum.upstream_rq_retry, s.upstream_rq_retry);
     add(sum.upstream_rq_reset, s.upstream_rq_reset);
+    add(sum.tls_handshakes_full, s.tls_handshakes_full);
+    add(sum.tls_handshakes_resumed, s.tls_handshakes_resumed);
+    for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
+      add(sum.tls_handshakes_failed[i], s.tls_handshakes_failed[i]);
+    }
   }
   auto v = [](const std::atomic<uint64_t>& a) { return std::to_string(a.load()); };
   std::string out = "{\n";
@@ -192,7 +198,15 @@ std::string Admin::statsJson() const {
   out += "  \"upstream_cx_reused\": " + v(sum.upstream_cx_reused) + ",\n";
   out += "  \"upstream_rq_timeout\": " + v(sum.upstream_rq_timeout) + ",\n";
   out += "  \"upstream_rq_retry\": " + v(sum.upstream_rq_retry) + ",\n";
-  out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + "\n";
+  out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + ",\n";
+  out += "  \"tls_handshakes_full\": " + v(sum.tls_handshakes_full) + ",\n";
+  out += "  \"tls_handshakes_resumed\": " + v(sum.tls_handshakes_resumed);
+  for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
+    out += std::string(",\n  \"tls_handshakes_failed_") +
+           tls::failureLabel(static_cast<tls::HandshakeFailure>(i)) +
+           "\": " + v(sum.tls_handshakes_failed[i]);
+  }
+  out += "\n";
   out += "}\n";
   return out;
 }
@@ -207,9 +221,10 @@ std::string Admin::configJson() const {
   out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
   if (server_.lastReloadAt() != 0) {
     out += "  \"last_reload\": {\"at\": " + std::to_string(server_.lastReloadAt()) +
-           ", \"ok\": " + (last.ok ? "true" : "false") + ", \"version\": " +
-           std::to_string(last.version) + ", \"changes\": " + jsonList(last.changes) +
-           ", \"errors\": " + jsonList(last.errors) + "},\n";
+           ", \"ok\": " + (last.ok ? "true" : "false") +
+           ", \"version\": " + std::to_string(last.version) +
+           ", \"changes\": " + jsonList(last.changes) + ", \"errors\": " + jsonList(last.errors) +
+           "},\n";
   }
   out += "  \"text\": \"" + proxy::jsonEscape(c.text) + "\"\n}\n";
   return out;

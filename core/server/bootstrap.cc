@@ -2,6 +2,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/proxy/stream.h"
@@ -221,6 +223,38 @@ void buildDiscovery(const config::Config& cfg, plugin::Loader& loader, const Bui
 }
 
 }  // namespace
+
+std::vector<std::string> tlsFiles(const config::Config& config) {
+  std::vector<std::string> files;
+  auto add = [&](const std::string& f) {
+    if (!f.empty() && std::find(files.begin(), files.end(), f) == files.end()) files.push_back(f);
+  };
+  for (const auto& l : config.listeners) {
+    if (!l.tls.enabled) continue;
+    for (const auto& c : l.tls.certificates) {
+      add(c.cert_chain);
+      add(c.private_key);
+    }
+    add(l.tls.client_ca);
+  }
+  auto addClient = [&](const config::TlsClient& t) {
+    if (!t.enabled) return;
+    add(t.ca_file);
+    add(t.client_certificate.cert_chain);
+    add(t.client_certificate.private_key);
+  };
+  for (const auto& c : config.clusters) addClient(c.tls);
+  for (const auto& d : config.discovery) addClient(d.cluster_defaults.tls);
+  return files;
+}
+
+std::string tlsFingerprint(const config::Config& config) {
+  std::string all;
+  for (const auto& l : config.listeners) all += tlsKey(l.tls) + ";";
+  for (const auto& c : config.clusters) all += tlsKey(c.tls) + ";";
+  for (const auto& d : config.discovery) all += tlsKey(d.cluster_defaults.tls) + ";";
+  return all;
+}
 
 std::unique_ptr<plugin::Loader> makeLoader(const config::Config& config) {
   plugin::HostTables tables;

@@ -38,6 +38,12 @@ struct Built {
   std::vector<BuiltDiscovery> discovery;
 };
 
+// Every TLS file (certificates, keys, CAs) `config` names, absolute, without duplicates.
+std::vector<std::string> tlsFiles(const config::Config& config);
+// A digest of every TLS setting and the content of every TLS file of `config`: it changes
+// exactly when a reload would build different TLS contexts.
+std::string tlsFingerprint(const config::Config& config);
+
 // The plugin loader for `config` (its plugin_paths, then the built-in fallbacks), wired to the
 // core's host tables.
 std::unique_ptr<plugin::Loader> makeLoader(const config::Config& config);

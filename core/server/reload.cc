@@ -216,6 +216,7 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
                                       std::to_string(result.changes.size()) + " changes");
   for (const std::string& c : result.changes) SLUICE_LOG(kInfo, "  ", c);
   updateWatch();
+  updateCertWatch();
   // `old` goes here; what workers still use lives on until their last request ends.
   return result;
 }

@@ -9,6 +9,7 @@
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
+#include "core/server/cert_watch.h"
 #include "core/server/config_watch.h"
 #include "core/server/listen.h"
 
@@ -30,6 +31,7 @@ Server::Server() : base_(event_base_new()) { event::installMainThread(base_); }
 Server::~Server() {
   stopAllDiscovery();
   watch_.reset();
+  cert_watch_.reset();
   for (auto& w : workers_) {
     w->stop();
     w->join();
@@ -123,6 +125,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   }
   applyToWorkers(fds, {}, 0);
   updateWatch();
+  updateCertWatch();
 
   for (const auto& l : built_.listeners) {
     SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,
@@ -198,6 +201,7 @@ void Server::beginDrain(const char* why) {
              "requests finish");
   if (admin_ != nullptr) admin_->setDraining();
   watch_.reset();
+  cert_watch_.reset();
   drain_timer_ = evtimer_new(base_, &Server::onDrainTimeout, this);
   timeval tv{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
   evtimer_add(drain_timer_, &tv);

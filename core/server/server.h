@@ -20,6 +20,7 @@
 namespace sluice::server {
 
 class Admin;
+class CertWatch;
 class ConfigWatch;
 
 // Where the configuration comes from, to read it again on reload.
@@ -84,6 +85,8 @@ class Server {
   void stopDiscovery(size_t index);
   void stopAllDiscovery();
   void updateWatch();
+  // Watches the running config's TLS files (core/server/tls_watch.cc).
+  void updateCertWatch();
 
   event_base* base_;
   ConfigSource source_;
@@ -96,6 +99,8 @@ class Server {
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ClusterManager> clusters_;
   std::unique_ptr<ConfigWatch> watch_;
+  std::unique_ptr<CertWatch> cert_watch_;
+  std::string tls_fingerprint_;  // of the running config's TLS settings and files
   // One per discovery entry (index = its position in built_.discovery); null when not running.
   std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;
   std::map<std::string, std::string> listener_address_;  // name → address it is bound to

@@ -39,6 +39,7 @@ enum class HandshakeFailure {
   kOther,
 };
 const char* failureLabel(HandshakeFailure f);
+constexpr int kHandshakeFailureCount = static_cast<int>(HandshakeFailure::kOther) + 1;
 
 class TlsIo final : public event::TransportIo {
  public:

@@ -133,14 +133,15 @@ RawConnection::~RawConnection() { close(); }
 
 bool RawConnection::send(std::string_view bytes) {
   while (fd_ >= 0 && !bytes.empty()) {
-    ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+    bool want_read = false;
+    long n = ioSend(bytes.data(), bytes.size(), &want_read);
     if (n > 0) {
       bytes.remove_prefix(static_cast<size_t>(n));
       continue;
     }
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-      pollfd pfd{fd_, POLLOUT, 0};
+      pollfd pfd{fd_, static_cast<short>(want_read ? POLLIN : POLLOUT), 0};
       if (::poll(&pfd, 1, timeout_ms_) <= 0) return false;
       continue;
     }
@@ -154,14 +155,17 @@ bool RawConnection::fill(int timeout_ms) {
     eof_ = true;
     return false;
   }
-  pollfd pfd{fd_, POLLIN, 0};
-  int ready = ::poll(&pfd, 1, timeout_ms);
-  if (ready == 0) {
-    error_ = "timeout";
-    return false;
+  bool want_write = false;
+  if (ssl_ == nullptr || SSL_has_pending(ssl_) == 0) {
+    pollfd pfd{fd_, POLLIN, 0};
+    int ready = ::poll(&pfd, 1, timeout_ms);
+    if (ready == 0) {
+      error_ = "timeout";
+      return false;
+    }
   }
   char buf[65536];
-  ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+  long n = ioRecv(buf, sizeof(buf), &want_write);
   if (n > 0) {
     buffer_.append(buf, static_cast<size_t>(n));
     return true;
@@ -232,6 +236,10 @@ void RawConnection::shutdownWrite() {
 }
 
 void RawConnection::close() {
+  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (tls_ctx_ != nullptr) SSL_CTX_free(tls_ctx_);
+  ssl_ = nullptr;
+  tls_ctx_ = nullptr;
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
 }

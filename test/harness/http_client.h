@@ -2,6 +2,8 @@
 // bytes a test writes and parses responses one at a time (llhttp, response mode).
 #pragma once
 
+#include <openssl/ssl.h>
+
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -43,6 +45,29 @@ struct ReadOptions {
   std::function<void(std::string_view)> on_body;
 };
 
+// How a test connection speaks TLS (RawConnection::startTls).
+struct TlsOptions {
+  std::string sni;          // server name to send ("" = none)
+  std::string ca_file;      // verify the server against this CA ("" = no verification)
+  std::string verify_name;  // name to verify ("" = sni)
+  std::string cert_chain;   // client certificate (PEM) and its key, optional
+  std::string private_key;
+  std::string max_version;  // "1.2" or "1.3" ("" = 1.3)
+  std::string ciphers;      // TLS 1.2 cipher list ("" = OpenSSL's default)
+  std::vector<std::string> alpn;
+  SSL_SESSION* session = nullptr;  // offer this session for resumption (not taken)
+};
+
+// What the handshake gave.
+struct TlsResult {
+  bool ok = false;
+  std::string error;    // why not ok (OpenSSL's reason, or "timeout")
+  std::string version;  // "TLSv1.3"
+  std::string alpn;
+  std::string peer_cn;  // the server certificate's subject CN
+  bool resumed = false;
+};
+
 // A TCP connection to 127.0.0.1:port. Every wait (connect, send, read) gives up after the
 // inactivity timeout: no progress for that long. Reads keep unconsumed bytes, so pipelined
 // responses are read one per readResponse() call.
@@ -57,6 +82,11 @@ class RawConnection {
   bool connected() const { return fd_ >= 0; }
   // Changes the inactivity timeout for later calls.
   void setTimeout(int timeout_ms) { timeout_ms_ = timeout_ms; }
+  // Runs a TLS handshake on the connection; from then on send/read go through TLS.
+  TlsResult startTls(const TlsOptions& options);
+  // The TLS session (a new reference, SSL_SESSION_free it) for resumption, after some bytes
+  // were read (TLS 1.3 tickets arrive after the handshake); nullptr without one.
+  SSL_SESSION* tlsSession() const;
   // Sends all of `bytes`; false on error, peer reset or timeout.
   bool send(std::string_view bytes);
   // Reads the next response. 1xx interim responses are returned on their own; call again for
@@ -79,7 +109,14 @@ class RawConnection {
   // the peer closed (eof_ set).
   bool fill(int timeout_ms);
 
+  // TLS-aware transfer of up to `len` bytes; <0 with errno on error (EAGAIN: would block,
+  // *want_write says which way), 0 on EOF.
+  long ioSend(const char* p, size_t len, bool* want_read);
+  long ioRecv(char* p, size_t len, bool* want_write);
+
   int fd_ = -1;
+  SSL_CTX* tls_ctx_ = nullptr;
+  SSL* ssl_ = nullptr;
   int timeout_ms_;
   std::string buffer_;  // received, not yet consumed
   bool eof_ = false;
