@@ -151,25 +151,43 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
       }
     }
   }
+  // New sockets for new listeners and moved addresses. A listener renamed on the same address
+  // keeps its sockets (no queued connection is lost). A new address must be free of other
+  // processes (listen.h); one that a listener going away holds is joined.
+  std::map<std::string, std::vector<int>> fds;
+  std::map<std::string, std::string> keep;
   if (dry_run) {
+    // Whether the new addresses could be taken, without keeping a socket.
+    if (result.errors.empty()) {
+      keep = keptSockets(next);
+      OwnAddresses own = ownAddresses(keep);
+      for (const auto& l : next.listeners) {
+        if (keep.count(l->config.name) != 0) continue;
+        std::string error;
+        if (!checkBindable(l->config.address, own, &error)) {
+          result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
+                                  "': " + error);
+        }
+        own.all.push_back(l->config.address);
+      }
+    }
     // A dry run changes nothing, its failures included: no counters, no last_reload.
     result.ok = result.errors.empty();
     return result;
   }
   if (draining_) result.errors.push_back("draining: reloads are refused once a drain began");
-  // New sockets for new listeners and moved addresses, opened before anything changes. A
-  // listener renamed on the same address keeps its sockets (no queued connection is lost).
-  std::map<std::string, std::vector<int>> fds;
-  std::map<std::string, std::string> keep = keptSockets(next);
   if (result.errors.empty()) {
+    keep = keptSockets(next);
+    OwnAddresses own = ownAddresses(keep);
     for (const auto& l : next.listeners) {
       if (keep.count(l->config.name) != 0) continue;
-      if (!openListener(l->config, &fds[l->config.name])) {
-        result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
-                                "': cannot listen on " + l->config.address);
+      std::string error;
+      if (!openListener(l->config, own, &fds[l->config.name], &error)) {
+        result.errors.push_back(error);
         closeFds(&fds);
         break;
       }
+      own.all.push_back(l->config.address);
     }
   }
   if (!result.errors.empty()) {
@@ -223,6 +241,17 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
   updateWatch();
   // `old` goes here; what workers still use lives on until their last request ends.
   return result;
+}
+
+OwnAddresses Server::ownAddresses(const std::map<std::string, std::string>& keep) const {
+  std::set<std::string> kept_slots;
+  for (const auto& [name, slot] : keep) kept_slots.insert(slot);
+  OwnAddresses own;
+  for (const auto& [name, address] : listener_address_) {
+    own.all.push_back(address);
+    if (kept_slots.count(name) == 0) own.joinable.push_back(address);
+  }
+  return own;
 }
 
 std::map<std::string, std::string> Server::keptSockets(const Built& next) const {
