@@ -145,13 +145,14 @@ struct Discovery {
 struct Config {
   std::string file;           // path it was read from ("<embedded>" for the built-in demo)
   uint32_t workers = 0;       // 0 = auto (number of cores)
-  std::string admin_address;  // "" = no admin listener
+  std::string admin_address;  // "" = no admin listener; no listener may share its address
+  Mark admin_mark;            // where admin.address was written
   std::vector<std::string> plugin_paths;  // absolute after load (relative ones are resolved
                                           // against the config file's directory)
   Limits limits;
   uint32_t drain_timeout_ms = 15000;
-  bool watch_config = false;   // reload when the file changes (inotify)
-  std::string text;            // the YAML as read (for GET /config and its hash)
+  bool watch_config = false;  // reload when the file changes (inotify)
+  std::string text;           // the YAML as read (for GET /config and its hash)
   std::vector<Listener> listeners;
   std::vector<Route> routes;
   std::vector<Cluster> clusters;

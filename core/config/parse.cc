@@ -20,8 +20,10 @@ void parseWorkers(const Field& field, Context& ctx, uint32_t* out) {
 }
 
 void parseAdmin(const Field& field, Context& ctx, Config* config) {
-  forEachField(field, "admin", {"address"}, ctx,
-               [&](const Field& f) { readAddress(f, ctx, &config->admin_address); });
+  forEachField(field, "admin", {"address"}, ctx, [&](const Field& f) {
+    config->admin_mark = f.mark;
+    readAddress(f, ctx, &config->admin_address);
+  });
   if (!field.value.IsNull()) requireFields(field, {"address"}, ctx);
 }
 

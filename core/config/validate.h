@@ -8,10 +8,10 @@
 
 namespace sluice::config::internal {
 
-// Records in ctx: no listener; duplicate listener names or addresses; duplicate cluster names;
-// duplicate route prefixes; a route naming a cluster that is not in `clusters` when no
-// discovery entry could create it. `spans` must come from the parseDocument that built
-// `config`.
+// Records in ctx: no listener; duplicate listener names or addresses; a listener address that
+// overlaps the admin address (same port, same host or a wildcard); duplicate cluster names;
+// duplicate route prefixes; a route naming a cluster that is not in `clusters` when no discovery
+// entry could create it. `spans` must come from the parseDocument that built `config`.
 void validate(const Config& config, const Spans& spans, Context& ctx);
 
 }  // namespace sluice::config::internal

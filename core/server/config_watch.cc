@@ -3,17 +3,30 @@
 #include <sys/inotify.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <ctime>
 #include <filesystem>
 
 #include "core/common/log.h"
 
 namespace sluice::server {
+namespace {
+
+uint64_t nowMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u + static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
+}
+
+}  // namespace
 
 ConfigWatch::ConfigWatch(event_base* base, const std::string& path, uint32_t debounce_ms,
-                         std::function<void()> changed)
-    : debounce_ms_(debounce_ms), changed_(std::move(changed)) {
+                         uint32_t max_wait_ms, std::function<void()> changed)
+    : debounce_ms_(debounce_ms),
+      max_wait_ms_(std::max(max_wait_ms, debounce_ms)),
+      changed_(std::move(changed)) {
   std::filesystem::path p = std::filesystem::absolute(path);
   name_ = p.filename().string();
   fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
@@ -55,13 +68,21 @@ void ConfigWatch::onInotify(evutil_socket_t fd, short, void* arg) {
     }
   }
   if (!relevant) return;
-  timeval tv{static_cast<time_t>(self->debounce_ms_ / 1000),
-             static_cast<suseconds_t>((self->debounce_ms_ % 1000) * 1000)};
-  evtimer_add(self->quiet_timer_, &tv);  // re-arming pushes the reload past the burst
+  // Re-arming pushes the reload past the burst, but never past max_wait_ms after its first
+  // change: a file rewritten more often than debounce_ms would otherwise never be applied.
+  const uint64_t now = nowMs();
+  if (self->first_change_ms_ == 0) self->first_change_ms_ = now;
+  const uint64_t deadline = self->first_change_ms_ + self->max_wait_ms_;
+  const uint64_t delay =
+      std::min<uint64_t>(self->debounce_ms_, deadline > now ? deadline - now : 0);
+  timeval tv{static_cast<time_t>(delay / 1000), static_cast<suseconds_t>((delay % 1000) * 1000)};
+  evtimer_add(self->quiet_timer_, &tv);
 }
 
 void ConfigWatch::onQuiet(evutil_socket_t, short, void* arg) {
-  static_cast<ConfigWatch*>(arg)->changed_();
+  auto* self = static_cast<ConfigWatch*>(arg);
+  self->first_change_ms_ = 0;  // changes from now on start a new bounded wait
+  self->changed_();
 }
 
 }  // namespace sluice::server

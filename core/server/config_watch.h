@@ -2,8 +2,10 @@
 // directory (editors and deploy tools often write a new file and rename it over the old one,
 // which a watch on the file itself would miss; a Kubernetes ConfigMap swaps a "..data" symlink
 // the file points through); events for other names are ignored, and a burst of events (write +
-// close + rename) is coalesced into one reload after a short quiet period. The owner reloads
-// only when the file's content differs from the running config.
+// close + rename) is coalesced into one reload after a short quiet period. The wait is bounded:
+// a file that keeps changing (a tool rewriting it every 100 ms) is still reloaded `max_wait_ms`
+// after the first change of the burst, and again after each further bounded wait while the
+// changes go on. The owner reloads only when the file's content differs from the running config.
 // Main thread.
 #pragma once
 
@@ -16,8 +18,9 @@ namespace sluice::server {
 
 class ConfigWatch {
  public:
-  // Calls `changed` on the main thread `debounce_ms` after the last change of `path`.
-  ConfigWatch(event_base* base, const std::string& path, uint32_t debounce_ms,
+  // Calls `changed` on the main thread `debounce_ms` after the last change of `path`, or
+  // `max_wait_ms` after the first change not yet reported, whichever comes first.
+  ConfigWatch(event_base* base, const std::string& path, uint32_t debounce_ms, uint32_t max_wait_ms,
               std::function<void()> changed);
   ~ConfigWatch();
   ConfigWatch(const ConfigWatch&) = delete;
@@ -32,6 +35,8 @@ class ConfigWatch {
 
   std::string name_;  // the file's base name
   uint32_t debounce_ms_;
+  uint32_t max_wait_ms_;
+  uint64_t first_change_ms_ = 0;  // monotonic; 0 = no change pending
   std::function<void()> changed_;
   int fd_ = -1;
   ::event* read_event_ = nullptr;

@@ -1,6 +1,6 @@
 // sluice — edge proxy and API gateway.
 //
-//   sluice [-c FILE] [--validate] [--log-level LEVEL] [--version]
+//   sluice [-c FILE] [--validate [--no-bind-check]] [--log-level LEVEL] [--version]
 //
 // Without -c, sluice serves its embedded default config (configs/demo.yaml at build time).
 #include <cstdio>
@@ -12,6 +12,7 @@
 #include "core/config/config.h"
 #include "core/plugin/host_api.h"
 #include "core/server/bootstrap.h"
+#include "core/server/listen.h"
 #include "core/server/server.h"
 #include "core/server/version.h"
 
@@ -23,21 +24,44 @@ namespace {
 
 void usage(FILE* out) {
   fprintf(out,
-          "usage: sluice [-c FILE] [--validate] [--log-level debug|info|warn|error] [--version]\n"
+          "usage: sluice [-c FILE] [--validate [--no-bind-check]] [--log-level LEVEL] [--version]\n"
           "\n"
           "  -c, --config FILE   YAML config to serve (default: the embedded demo config)\n"
-          "  --validate          load the config and every plugin, print OK or the errors\n"
+          "  --validate          load the config and every plugin, check that every listener\n"
+          "                      and the admin address can be bound, print OK or the errors\n"
           "                      (file:line:col: reason), exit 0 or 1 without serving\n"
-          "  --log-level LEVEL   minimum level logged to stderr (default info)\n"
+          "  --no-bind-check     with --validate: skip the bind check (for a config meant for\n"
+          "                      another host, or one a running sluice already serves)\n"
+          "  --log-level LEVEL   debug, info, warn, error or off: minimum level logged to\n"
+          "                      stderr (default info)\n"
           "  --version           print the version and the plugin ABI version\n"
           "\n"
           "Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight requests, exit 0);\n"
           "a second one stops at once.\n");
 }
 
+// --validate: whether every listener address and the admin address could be bound now (held by
+// another process, a port below 1024 without the right, an address not on this host). Each
+// probe socket is closed at once: nothing is kept, nothing accepts.
+void checkAddresses(const config::Config& cfg, std::vector<std::string>* errors) {
+  server::OwnAddresses own;
+  for (const config::Listener& l : cfg.listeners) {
+    std::string error;
+    if (!server::checkBindable(l.address, own, &error)) {
+      errors->push_back(l.mark.str() + ": listener '" + l.name + "': " + error);
+    }
+    own.all.push_back(l.address);
+  }
+  std::string error;
+  if (!cfg.admin_address.empty() && !server::checkBindable(cfg.admin_address, own, &error)) {
+    errors->push_back(cfg.admin_mark.str() + ": admin: " + error);
+  }
+}
+
 int mainImpl(int argc, char** argv) {
   std::string config_path;
   bool validate = false;
+  bool bind_check = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&](const char* what) -> const char* {
@@ -53,6 +77,8 @@ int mainImpl(int argc, char** argv) {
       config_path = a.substr(9);
     } else if (a == "--validate" || a == "-t") {
       validate = true;
+    } else if (a == "--no-bind-check") {
+      bind_check = false;
     } else if (a == "--log-level") {
       log::Level l;
       const char* v = next("--log-level");
@@ -84,11 +110,13 @@ int mainImpl(int argc, char** argv) {
   if (cfg != nullptr) {
     auto loader = server::makeLoader(*cfg);
     server::Built built;
-    if (server::build(cfg, *loader, nullptr, &built, &errors)) {
-      if (validate) {
-        printf("OK: %s\n", cfg->file.c_str());
-        return 0;
-      }
+    const bool built_ok = server::build(cfg, *loader, nullptr, &built, &errors);
+    if (validate && bind_check) checkAddresses(*cfg, &errors);
+    if (validate && errors.empty()) {
+      printf("OK: %s\n", cfg->file.c_str());
+      return 0;
+    }
+    if (!validate && built_ok) {
       server::Server server;
       return server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
                         std::move(loader));

@@ -15,6 +15,9 @@
 namespace sluice::server {
 namespace {
 
+constexpr uint32_t kWatchQuietMs = 200;
+constexpr uint32_t kWatchMaxWaitMs = 1000;
+
 uint64_t nowUs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -33,7 +36,8 @@ std::string filterNames(const proxy::ListenerInfo& l) {
 std::vector<std::string> diff(const Built& old, const Built& next) {
   std::vector<std::string> out;
   std::map<std::string, size_t> old_listeners;
-  for (size_t i = 0; i < old.listeners.size(); ++i) old_listeners[old.listeners[i]->config.name] = i;
+  for (size_t i = 0; i < old.listeners.size(); ++i)
+    old_listeners[old.listeners[i]->config.name] = i;
   std::set<std::string> seen;
   for (size_t i = 0; i < next.listeners.size(); ++i) {
     const auto& l = *next.listeners[i];
@@ -54,7 +58,8 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
     }
     if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
         o.config.address == l.config.address && o.config.context_path == l.config.context_path) {
-      out.push_back("listener '" + l.config.name + "': filter settings, limits or plugin files changed");
+      out.push_back("listener '" + l.config.name +
+                    "': filter settings, limits or plugin files changed");
     } else if (filterNames(o) != filterNames(l)) {
       out.push_back("listener '" + l.config.name + "': filters " + filterNames(o) + " → " +
                     filterNames(l));
@@ -146,25 +151,43 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
       }
     }
   }
+  // New sockets for new listeners and moved addresses. A listener renamed on the same address
+  // keeps its sockets (no queued connection is lost). A new address must be free of other
+  // processes (listen.h); one that a listener going away holds is joined.
+  std::map<std::string, std::vector<int>> fds;
+  std::map<std::string, std::string> keep;
   if (dry_run) {
+    // Whether the new addresses could be taken, without keeping a socket.
+    if (result.errors.empty()) {
+      keep = keptSockets(next);
+      OwnAddresses own = ownAddresses(keep);
+      for (const auto& l : next.listeners) {
+        if (keep.count(l->config.name) != 0) continue;
+        std::string error;
+        if (!checkBindable(l->config.address, own, &error)) {
+          result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
+                                  "': " + error);
+        }
+        own.all.push_back(l->config.address);
+      }
+    }
     // A dry run changes nothing, its failures included: no counters, no last_reload.
     result.ok = result.errors.empty();
     return result;
   }
   if (draining_) result.errors.push_back("draining: reloads are refused once a drain began");
-  // New sockets for new listeners and moved addresses, opened before anything changes. A
-  // listener renamed on the same address keeps its sockets (no queued connection is lost).
-  std::map<std::string, std::vector<int>> fds;
-  std::map<std::string, std::string> keep = keptSockets(next);
   if (result.errors.empty()) {
+    keep = keptSockets(next);
+    OwnAddresses own = ownAddresses(keep);
     for (const auto& l : next.listeners) {
       if (keep.count(l->config.name) != 0) continue;
-      if (!openListener(l->config, &fds[l->config.name])) {
-        result.errors.push_back(l->config.mark.str() + ": listener '" + l->config.name +
-                                "': cannot listen on " + l->config.address);
+      std::string error;
+      if (!openListener(l->config, own, &fds[l->config.name], &error)) {
+        result.errors.push_back(error);
         closeFds(&fds);
         break;
       }
+      own.all.push_back(l->config.address);
     }
   }
   if (!result.errors.empty()) {
@@ -212,13 +235,24 @@ ReloadResult Server::reload(const std::string& trigger, bool dry_run) {
   last_reload_ = result;
   last_reload_at_ = static_cast<uint64_t>(time(nullptr));
   SLUICE_LOG(kInfo, "reload (", trigger, "): config version ", version_, ", ",
-             result.changes.empty() ? std::string("no changes") :
-                                      std::to_string(result.changes.size()) + " changes");
+             result.changes.empty() ? std::string("no changes")
+                                    : std::to_string(result.changes.size()) + " changes");
   for (const std::string& c : result.changes) SLUICE_LOG(kInfo, "  ", c);
   updateWatch();
   updateCertWatch();
   // `old` goes here; what workers still use lives on until their last request ends.
   return result;
+}
+
+OwnAddresses Server::ownAddresses(const std::map<std::string, std::string>& keep) const {
+  std::set<std::string> kept_slots;
+  for (const auto& [name, slot] : keep) kept_slots.insert(slot);
+  OwnAddresses own;
+  for (const auto& [name, address] : listener_address_) {
+    own.all.push_back(address);
+    if (kept_slots.count(name) == 0) own.joinable.push_back(address);
+  }
+  return own;
 }
 
 std::map<std::string, std::string> Server::keptSockets(const Built& next) const {
@@ -248,8 +282,7 @@ std::map<std::string, std::string> Server::keptSockets(const Built& next) const 
 }
 
 void Server::applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
-                            const std::map<std::string, std::string>& keep,
-                            uint64_t started_us) {
+                            const std::map<std::string, std::string>& keep, uint64_t started_us) {
   auto routes = built_.routes;
   auto acked = std::make_shared<size_t>(0);
   const size_t n = workers_.size();
@@ -265,21 +298,21 @@ void Server::applyToWorkers(const std::map<std::string, std::vector<int>>& new_f
       if (k != keep.end()) u.keep = k->second;
       updates.push_back(std::move(u));
     }
-    workers_[w]->post([this, w, routes, updates = std::move(updates), acked, n, started_us,
-                       version] {
-      proxy::WorkerRuntime& rt = *runtimes_[w];
-      rt.setRoutes(routes);
-      rt.applyListeners(updates);
-      if (started_us == 0) return;
-      event::postToMain([this, acked, n, started_us, version] {
-        if (++*acked != n) return;
-        uint64_t us = nowUs() - started_us;
-        apply_us_.push_back(us);
-        if (apply_us_.size() > 1000) apply_us_.pop_front();
-        SLUICE_LOG(kInfo, "config version ", version, " running on all ", n, " workers (",
-                   us / 1000, ".", (us % 1000) / 100, " ms after the reload began)");
-      });
-    });
+    workers_[w]->post(
+        [this, w, routes, updates = std::move(updates), acked, n, started_us, version] {
+          proxy::WorkerRuntime& rt = *runtimes_[w];
+          rt.setRoutes(routes);
+          rt.applyListeners(updates);
+          if (started_us == 0) return;
+          event::postToMain([this, acked, n, started_us, version] {
+            if (++*acked != n) return;
+            uint64_t us = nowUs() - started_us;
+            apply_us_.push_back(us);
+            if (apply_us_.size() > 1000) apply_us_.pop_front();
+            SLUICE_LOG(kInfo, "config version ", version, " running on all ", n, " workers (",
+                       us / 1000, ".", (us % 1000) / 100, " ms after the reload began)");
+          });
+        });
   }
 }
 
@@ -290,13 +323,16 @@ void Server::updateWatch() {
     return;
   }
   if (watch_ != nullptr) return;
-  watch_ = std::make_unique<ConfigWatch>(base_, source_.path, 200, [this] {
-    std::ifstream in(source_.path, std::ios::binary);
-    std::stringstream text;
-    if (in) text << in.rdbuf();
-    if (in && text.str() == built_.config->text) return;  // touched, not changed
-    reload("file watch", false);
-  });
+  // Applied 200 ms after the file went quiet, and at most 1 s after its first change even while
+  // it keeps changing (docs/operations.md).
+  watch_ =
+      std::make_unique<ConfigWatch>(base_, source_.path, kWatchQuietMs, kWatchMaxWaitMs, [this] {
+        std::ifstream in(source_.path, std::ios::binary);
+        std::stringstream text;
+        if (in) text << in.rdbuf();
+        if (in && text.str() == built_.config->text) return;  // touched, not changed
+        reload("file watch", false);
+      });
 }
 
 }  // namespace sluice::server

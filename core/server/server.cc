@@ -49,19 +49,11 @@ Server::~Server() {
   event_base_free(base_);
 }
 
-bool Server::openListener(const config::Listener& l, std::vector<int>* fds) {
-  for (size_t w = 0; w < workers_.size(); ++w) {
-    std::string error;
-    int fd = listenOn(l.address, kBacklog, &error);
-    if (fd < 0) {
-      SLUICE_LOG(kError, l.mark.str(), ": listener '", l.name, "': ", error);
-      for (int f : *fds) close(f);
-      fds->clear();
-      return false;
-    }
-    fds->push_back(fd);
-  }
-  return true;
+bool Server::openListener(const config::Listener& l, const OwnAddresses& own, std::vector<int>* fds,
+                          std::string* error) {
+  if (listenOn(l.address, kBacklog, workers_.size(), own, fds, error)) return true;
+  *error = l.mark.str() + ": listener '" + l.name + "': " + *error;
+  return false;
 }
 
 void Server::closeFds(std::map<std::string, std::vector<int>>* fds) {
@@ -80,19 +72,30 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   const uint32_t n = workerCount(cfg);
   for (uint32_t i = 0; i < n; ++i) workers_.push_back(std::make_unique<event::Worker>(i));
 
+  // Every listener's sockets, each address taken exclusively (listen.h): a second sluice
+  // started on an address this one serves stops here instead of sharing it.
   std::map<std::string, std::vector<int>> fds;
+  OwnAddresses own;
   for (const auto& l : built_.listeners) {
-    if (!openListener(l->config, &fds[l->config.name])) {
+    std::string error;
+    if (!openListener(l->config, own, &fds[l->config.name], &error)) {
+      SLUICE_LOG(kError, error);
+      SLUICE_LOG(kError, "sluice not started: a listener address cannot be taken");
       closeFds(&fds);
       return 1;
     }
+    own.all.push_back(l->config.address);
     listener_address_[l->config.name] = l->config.address;
   }
   if (!cfg.admin_address.empty()) {
     admin_ = std::make_unique<Admin>(*this);
     std::string error;
-    if (!admin_->listen(cfg.admin_address, &error)) {
-      SLUICE_LOG(kError, "admin: ", error);
+    // evhttp's own bind refuses a held address too, but says only "Address already in use";
+    // the check first names the holder the way listener errors do.
+    if (!checkBindable(cfg.admin_address, own, &error) ||
+        !admin_->listen(cfg.admin_address, &error)) {
+      SLUICE_LOG(kError, cfg.admin_mark.str(), ": admin: ", error);
+      SLUICE_LOG(kError, "sluice not started: the admin address cannot be taken");
       closeFds(&fds);
       return 1;
     }
@@ -129,8 +132,8 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
 
   for (const auto& l : built_.listeners) {
     SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,
-               l->config.context_path.empty() ? "" : " context path ", l->config.context_path,
-               " (", l->filters.size(), " filters)");
+               l->config.context_path.empty() ? "" : " context path ", l->config.context_path, " (",
+               l->filters.size(), " filters)");
   }
   SLUICE_LOG(kInfo, "sluice started: ", n, " workers, ", clusters_->clusters().size(),
              " clusters (", built_.discovery.size(), " discovery sources)",

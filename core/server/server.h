@@ -16,6 +16,7 @@
 #include "core/server/bootstrap.h"
 #include "core/server/cluster_manager.h"
 #include "core/server/discovery_sink.h"
+#include "core/server/listen.h"
 
 namespace sluice::server {
 
@@ -33,9 +34,10 @@ struct ConfigSource {
 struct ReloadResult {
   bool ok = false;
   bool dry_run = false;
-  uint64_t version = 0;               // running config version afterwards
-  std::vector<std::string> errors;    // "file:line:col: reason" lines when !ok
-  std::vector<std::string> changes;   // human-readable, e.g. "cluster 'a': balancer round_robin → p2c"
+  uint64_t version = 0;             // running config version afterwards
+  std::vector<std::string> errors;  // "file:line:col: reason" lines when !ok
+  std::vector<std::string>
+      changes;  // human-readable, e.g. "cluster 'a': balancer round_robin → p2c"
 };
 
 class Server {
@@ -71,7 +73,13 @@ class Server {
   const std::deque<uint64_t>& reloadApplyTimes() const { return apply_us_; }
 
  private:
-  bool openListener(const config::Listener& l, std::vector<int>* fds);
+  // One socket per worker on `l`'s address (listenOn()); false with *error ("file:line:col:
+  // listener 'x': cannot bind ...") when the address cannot be taken.
+  bool openListener(const config::Listener& l, const OwnAddresses& own, std::vector<int>* fds,
+                    std::string* error);
+  // The addresses this process listens on, for a reload to `next`: the ones of listeners that
+  // will not keep their sockets are joinable.
+  OwnAddresses ownAddresses(const std::map<std::string, std::string>& keep) const;
   void closeFds(std::map<std::string, std::vector<int>>* fds);
   static void onSignal(evutil_socket_t sig, short, void* arg);
   static void onDrainTimeout(evutil_socket_t, short, void* arg);

@@ -1,6 +1,10 @@
-// The command line of the real binary: --validate (OK / file:line:col errors, exit 0/1) and
-// --version.
+// The command line of the real binary: --validate (OK / file:line:col errors, exit 0/1, the
+// listener and admin addresses checked for a bind) and --version.
 #include <gtest/gtest.h>
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <regex>
 
@@ -19,11 +23,56 @@ int runSluice(const std::vector<std::string>& args, std::string* out) {
   return code;
 }
 
-// Writes `yaml` (with ${PLUGINS} filled in, which keeps line numbers) and validates it.
-int validate(const std::string& yaml, std::string* path, std::string* out) {
-  TempConfig config(substitute(yaml, {{"PLUGINS", pluginPathsYaml()}}), "validate.yaml");
+// Writes `yaml` (with ${PLUGINS} and ${PORT}, a free port, filled in, which keeps line numbers)
+// and validates it with `extra` arguments.
+int validate(const std::string& yaml, std::string* path, std::string* out,
+             const std::vector<std::string>& extra = {}) {
+  TempConfig config(
+      substitute(yaml, {{"PLUGINS", pluginPathsYaml()}, {"PORT", std::to_string(freePort())}}),
+      "validate.yaml");
   *path = config.path();
-  return runSluice({"--validate", "-c", config.path()}, out);
+  std::vector<std::string> args{"--validate", "-c", config.path()};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return runSluice(args, out);
+}
+
+// A socket listening on a free loopback port for as long as it lives, with SO_REUSEPORT as a
+// sluice worker's socket has it (the same UID as the sluice under test, so the kernel alone
+// would let a SO_REUSEPORT bind join it).
+class Listening {
+ public:
+  Listening() {
+    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(addr);
+    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd_, 16) != 0 ||
+        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
+      ADD_FAILURE() << "cannot listen on a free port";
+      return;
+    }
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listening() {
+    if (fd_ >= 0) close(fd_);
+  }
+  Listening(const Listening&) = delete;
+  Listening& operator=(const Listening&) = delete;
+  int port() const { return port_; }
+  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// Escapes `text` for use in a std::regex.
+std::string quoteRegex(const std::string& text) {
+  return std::regex_replace(text, std::regex(R"([.^$|()\[\]{}*+?\\])"), R"(\$&)");
 }
 
 // The good config: every plugin kind this issue ships.
@@ -31,7 +80,7 @@ constexpr char kGood[] = R"(workers: 2
 plugin_paths: ${PLUGINS}
 listeners:
   - name: edge
-    address: 127.0.0.1:1
+    address: 127.0.0.1:${PORT}
     context_path: /gateway
     filters:
       - request_id
@@ -49,13 +98,70 @@ TEST(CliTest, ValidateGoodConfigPrintsOkAndExitsZero) {
   EXPECT_NE(out.find("OK"), std::string::npos) << out;
 }
 
-TEST(CliTest, ValidateDoesNotServe) {
-  // A listener on a port we hold: validating must not try to bind it (or anything).
-  DeadPort held;
+TEST(CliTest, ValidateReportsAListenerAddressHeldByAnotherProcess) {
+  Listening held;
   std::string path, out;
   std::string yaml = kGood;
-  yaml.replace(yaml.find("127.0.0.1:1\n"), 11, held.address());
-  EXPECT_EQ(validate(yaml, &path, &out), 0) << out;
+  yaml.replace(yaml.find("127.0.0.1:${PORT}"), 17, held.address());
+  EXPECT_EQ(validate(yaml, &path, &out), 1) << out;
+  std::regex line(quoteRegex(path) + R"(:\d+:\d+: listener 'edge': cannot bind )" +
+                  quoteRegex(held.address()) +
+                  R"(: address already in use \(held by another process\))");
+  EXPECT_TRUE(std::regex_search(out, line)) << out;
+  EXPECT_EQ(out.find("OK"), std::string::npos) << out;
+  // With the bind check off, the same file is fine (a config for another host, or one a running
+  // sluice serves).
+  EXPECT_EQ(validate(yaml, &path, &out, {"--no-bind-check"}), 0) << out;
+}
+
+TEST(CliTest, ValidateReportsAnAddressNotOnThisHost) {
+  std::string path, out;
+  std::string yaml = kGood;
+  yaml.replace(yaml.find("127.0.0.1:${PORT}"), 17, "192.0.2.1:8080");  // TEST-NET-1
+  EXPECT_EQ(validate(yaml, &path, &out), 1) << out;
+  EXPECT_NE(out.find("listener 'edge': cannot bind 192.0.2.1:8080: address not available"),
+            std::string::npos)
+      << out;
+}
+
+TEST(CliTest, ValidateReportsAPrivilegedPortAsNonRoot) {
+  if (geteuid() == 0) GTEST_SKIP() << "root may bind ports below 1024";
+  std::string path, out;
+  std::string yaml = kGood;
+  yaml.replace(yaml.find("127.0.0.1:${PORT}"), 17, "127.0.0.1:80");
+  EXPECT_EQ(validate(yaml, &path, &out), 1) << out;
+  EXPECT_NE(out.find("cannot bind 127.0.0.1:80: permission denied"), std::string::npos) << out;
+}
+
+TEST(CliTest, ValidateReportsAnAdminAddressHeldByAnotherProcess) {
+  Listening held;
+  std::string path, out;
+  EXPECT_EQ(validate("admin: { address: " + held.address() + R"( }
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+)",
+                     &path, &out),
+            1)
+      << out;
+  EXPECT_NE(out.find(path + ":1:19: admin: cannot bind " + held.address() +
+                     ": address already in use (held by another process)"),
+            std::string::npos)
+      << out;
+}
+
+TEST(CliTest, ValidateRefusesAListenerOnTheAdminAddress) {
+  std::string path, out;
+  EXPECT_EQ(validate(R"(admin: { address: 127.0.0.1:${PORT} }
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+)",
+                     &path, &out, {"--no-bind-check"}),
+            1)
+      << out;
+  EXPECT_NE(out.find(path + ":4:14: listeners[0].address: "), std::string::npos) << out;
+  EXPECT_NE(out.find("is taken by the admin listener"), std::string::npos) << out;
 }
 
 TEST(CliTest, ValidateReportsUnknownKeyWithFileLineColumn) {

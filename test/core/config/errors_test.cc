@@ -145,6 +145,42 @@ TEST(ConfigErrors, ListenerNamesAndAddressesUnique) {
   EXPECT_EQ(errors.size(), 2u);
 }
 
+TEST(ConfigErrors, ListenerAddressesMustNotOverlap) {
+  auto errors = loadErrors(
+      "listeners:\n"
+      "  - {name: any, address: 0.0.0.0:8080}\n"
+      "  - {name: lo, address: 127.0.0.1:8080}\n"
+      "  - {name: other, address: 127.0.0.1:8081}\n"
+      "  - {name: v6, address: '[::]:8081'}\n");
+  EXPECT_TRUE(hasError(errors, "3:25",
+                       "listeners[1].address: '127.0.0.1:8080' overlaps listener address "
+                       "'0.0.0.0:8080' (at t.yaml:2:26)"));
+  EXPECT_TRUE(hasError(errors, "5:25",
+                       "listeners[3].address: '[::]:8081' overlaps listener address "
+                       "'127.0.0.1:8081' (at t.yaml:4:28)"));
+  EXPECT_EQ(errors.size(), 2u);
+}
+
+TEST(ConfigErrors, ListenerAddressMustNotBeTheAdminAddress) {
+  auto errors = loadErrors(
+      "admin: {address: 127.0.0.1:9901}\n"
+      "listeners:\n"
+      "  - {name: a, address: 127.0.0.1:9901}\n"
+      "  - {name: b, address: 0.0.0.0:9901}\n"
+      "  - {name: c, address: 127.0.0.1:9902}\n"
+      "  - {name: d, address: 127.0.0.2:9901}\n");
+  EXPECT_TRUE(hasError(errors, "3:24",
+                       "listeners[0].address: '127.0.0.1:9901' is taken by the admin listener "
+                       "(admin.address '127.0.0.1:9901' at t.yaml:1:18)"));
+  EXPECT_TRUE(hasError(errors, "4:24", "listeners[1].address: '0.0.0.0:9901' is taken by"));
+  // The wildcard b also overlaps a, and d (another host) overlaps b.
+  EXPECT_TRUE(hasError(errors, "4:24", "overlaps listener address '127.0.0.1:9901'"));
+  EXPECT_TRUE(hasError(errors, "6:24",
+                       "listeners[3].address: '127.0.0.2:9901' overlaps listener address "
+                       "'0.0.0.0:9901'"));
+  EXPECT_EQ(errors.size(), 4u);
+}
+
 TEST(ConfigErrors, AtLeastOneListener) {
   EXPECT_TRUE(hasError(loadErrors("listeners: []\n"), "1:12", "at least one listener"));
   EXPECT_TRUE(hasError(loadErrors("workers: 2\n"), "1:1", "at least one listener"));
