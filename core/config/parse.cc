@@ -86,7 +86,7 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   listener.mark = field.mark;
   Mark& name_mark = spans->listener_name.emplace_back(field.mark);
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
-  forEachField(field, "listener", {"name", "address", "context_path", "filters"}, ctx,
+  forEachField(field, "listener", {"name", "address", "context_path", "filters", "access_log"}, ctx,
                [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
@@ -96,6 +96,8 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    readAddress(f, ctx, &listener.address);
                  } else if (f.key == "context_path") {
                    parseContextPath(f, ctx, &listener.context_path);
+                 } else if (f.key == "access_log") {
+                   parseAccessLogs(f, ctx, &listener.access_logs);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
                      parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());

@@ -32,6 +32,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   evbuffer* output() const { return bufferevent_get_output(bev_); }
   const std::string& clientAddress() const { return client_address_; }  // "ip:port"
   const std::string& clientIp() const { return client_ip_; }
+  // TLS facts for the access log ("TLSv1.3", the SNI); empty on plain connections.
+  std::string_view tlsVersion() const { return tls_version_; }
+  std::string_view tlsSni() const { return tls_sni_; }
   // Request-body backpressure (called by the stream).
   void pauseReading();
   void resumeReading();
@@ -78,6 +81,8 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   std::unique_ptr<Stream> stream_;
   std::string client_address_;
   std::string client_ip_;
+  std::string tls_version_;  // set by the TLS layer after its handshake
+  std::string tls_sni_;
   State state_ = State::kActive;
   bool parser_paused_ = false;  // a message ended; the next waits for the stream to finish
   bool reading_paused_ = false;

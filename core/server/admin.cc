@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/accesslog/registry.h"
 #include "core/proxy/local_reply.h"
 #include "core/server/server.h"
 #include "core/upstream/host.h"
@@ -192,7 +193,9 @@ std::string Admin::statsJson() const {
   out += "  \"upstream_cx_reused\": " + v(sum.upstream_cx_reused) + ",\n";
   out += "  \"upstream_rq_timeout\": " + v(sum.upstream_rq_timeout) + ",\n";
   out += "  \"upstream_rq_retry\": " + v(sum.upstream_rq_retry) + ",\n";
-  out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + "\n";
+  out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + ",\n";
+  out +=
+      "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
   out += "}\n";
   return out;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accesslog/registry.h"
 #include "core/common/log.h"
 #include "core/config/config.h"
 #include "core/plugin/host_api.h"
@@ -21,6 +22,9 @@ extern const char kEmbeddedConfig[];  // generated from configs/demo.yaml
 
 namespace {
 
+// How long the exit waits for the access log writer to write the buffered lines.
+constexpr uint32_t kAccessLogFlushTimeoutMs = 5000;
+
 void usage(FILE* out) {
   fprintf(out,
           "usage: sluice [-c FILE] [--validate] [--log-level debug|info|warn|error] [--version]\n"
@@ -32,7 +36,8 @@ void usage(FILE* out) {
           "  --version           print the version and the plugin ABI version\n"
           "\n"
           "Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight requests, exit 0);\n"
-          "a second one stops at once.\n");
+          "a second one stops at once. SIGHUP reloads the config; SIGUSR1 reopens the access\n"
+          "log files (after logrotate renamed them).\n");
 }
 
 int mainImpl(int argc, char** argv) {
@@ -89,9 +94,15 @@ int mainImpl(int argc, char** argv) {
         printf("OK: %s\n", cfg->file.c_str());
         return 0;
       }
-      server::Server server;
-      return server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
+      int rc;
+      {
+        server::Server server;
+        rc = server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
                         std::move(loader));
+      }
+      // The workers are gone (their last requests logged): write what the buffers hold.
+      accesslog::Registry::global().stop(kAccessLogFlushTimeoutMs);
+      return rc;
     }
   }
   for (const std::string& e : errors) fprintf(stderr, "%s\n", e.c_str());

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <thread>
 
+#include "core/accesslog/registry.h"
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
@@ -95,7 +96,8 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
       return 1;
     }
   }
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+  accesslog::Registry::global().start();
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
     ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
     event_add(e, nullptr);
     signal_events_.push_back(e);
@@ -181,6 +183,12 @@ void Server::onSignal(evutil_socket_t sig, short, void* arg) {
   auto* self = static_cast<Server*>(arg);
   if (sig == SIGHUP) {
     self->reload("SIGHUP", false);
+    return;
+  }
+  if (sig == SIGUSR1) {
+    std::vector<std::string> paths = accesslog::Registry::global().openPaths();
+    SLUICE_LOG(kInfo, "SIGUSR1: reopening ", paths.size(), " access log files");
+    accesslog::Registry::global().requestReopen();
     return;
   }
   self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
