@@ -117,7 +117,6 @@ void Registry::pass(bool reopen) {
     }
     file->flush();
   }
-  warnDrops(files);
   files.clear();
   // Files no listener holds any more (only the registry does): they get their last lines and
   // close. acquire() hands out new references under mu_, so a count of 1 cannot grow here.
@@ -139,23 +138,29 @@ void Registry::pass(bool reopen) {
   }
   for (auto& file : unused) {
     file->flush();
-    warned_dropped_.erase(file->path());
     SLUICE_LOG(kInfo, "access log ", file->path(), " closed (no listener uses it any more)");
   }
 }
 
-void Registry::warnDrops(const std::vector<std::shared_ptr<LogFile>>& files) {
+void Registry::reportDrops() {
+  std::vector<std::shared_ptr<LogFile>> files;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (auto& [path, file] : files_) files.push_back(file);
+  }
+  std::lock_guard<std::mutex> lock(report_mu_);
   uint64_t now = monoUs();
-  if (last_warn_us_ != 0 && now - last_warn_us_ < kWarnIntervalUs) return;
+  if (last_report_us_ != 0 && now - last_report_us_ < kWarnIntervalUs) return;
   for (const auto& file : files) {
     uint64_t total = file->dropped();
-    uint64_t& warned = warned_dropped_[file->path()];
-    if (total <= warned) continue;
-    SLUICE_LOG(kWarn, "access log ", file->path(), ": ", total - warned,
+    uint64_t& reported = reported_dropped_[file->path()];
+    if (total < reported) reported = 0;  // a new file at a path that was closed before
+    if (total == reported) continue;
+    SLUICE_LOG(kWarn, "access log ", file->path(), ": ", total - reported,
                " lines dropped (worker buffers full: the file cannot keep up); ", total,
                " in all. Further drops are reported at most every 10 s");
-    warned = total;
-    last_warn_us_ = now;
+    reported = total;
+    last_report_us_ = now;
   }
 }
 

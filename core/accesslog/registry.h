@@ -57,6 +57,10 @@ class Registry {
   uint64_t dropped() const;
   // The same, for one worker.
   uint64_t droppedBy(uint32_t worker) const;
+  // Logs a warning per file whose lines were dropped since the last report, at most once every
+  // 10 s. Called by a timer on the main thread (not by the writer: a writer stuck on a file is
+  // the usual reason for drops). Any thread; thread-safe.
+  void reportDrops();
   // Paths open now, sorted.
   std::vector<std::string> openPaths() const;
 
@@ -64,7 +68,6 @@ class Registry {
   void run();
   // One pass: reopen if asked, flush every file, close the unused ones, warn about drops.
   void pass(bool reopen);
-  void warnDrops(const std::vector<std::shared_ptr<LogFile>>& files);
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -77,9 +80,10 @@ class Registry {
   std::atomic<bool> wake_pending_{false};
   uint32_t interval_ms_ = 100;
   std::thread thread_;
-  // Writer-only: drop totals already warned about, per path, and when.
-  std::map<std::string, uint64_t> warned_dropped_;
-  uint64_t last_warn_us_ = 0;
+  // reportDrops(): drop totals already reported, per path, and when (under report_mu_).
+  std::mutex report_mu_;
+  std::map<std::string, uint64_t> reported_dropped_;
+  uint64_t last_report_us_ = 0;
 };
 
 }  // namespace sluice::accesslog

@@ -44,6 +44,7 @@ Server::~Server() {
   event::uninstallMainThread();
   for (::event* e : signal_events_) event_free(e);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
+  if (access_log_timer_ != nullptr) event_free(access_log_timer_);
   built_ = Built();
   event_base_free(base_);
 }
@@ -97,6 +98,9 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
     }
   }
   accesslog::Registry::global().start();
+  access_log_timer_ = event_new(base_, -1, EV_PERSIST, &Server::onAccessLogTimer, this);
+  timeval second{1, 0};
+  event_add(access_log_timer_, &second);
   for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
     ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
     event_add(e, nullptr);
@@ -192,6 +196,10 @@ void Server::onSignal(evutil_socket_t sig, short, void* arg) {
     return;
   }
   self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+void Server::onAccessLogTimer(evutil_socket_t, short, void*) {
+  accesslog::Registry::global().reportDrops();
 }
 
 void Server::beginDrain(const char* why) {
