@@ -127,12 +127,23 @@ struct Limits {
   uint32_t idle_timeout_ms = 60000;            // keep-alive idle downstream connection
 };
 
+// One `access_log` entry of a listener: one line per request to a file or stderr.
+struct AccessLog {
+  std::string path;                 // "stderr", or a file path (absolute after load: relative ones
+                                    // are resolved against the config file's directory)
+  std::string format = "json";      // "json" or a format string (core/accesslog/format.h)
+  uint64_t buffer_bytes = 1048576;  // per worker: lines waiting for the writer; more are dropped
+  Mark mark;                        // the entry
+  Mark path_mark;                   // its `path` value (for "cannot open" errors)
+};
+
 struct Listener {
   std::string name;
   std::string address;             // "host:port" / "[ipv6]:port", unique among listeners
   std::string context_path;        // "" or "/gateway" (normalised: leading '/', no trailing '/')
   std::vector<PluginRef> filters;  // filter chain, in request order
   TlsServer tls;
+  std::vector<AccessLog> access_logs;
   Mark mark;
 };
 

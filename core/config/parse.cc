@@ -88,7 +88,8 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   listener.mark = field.mark;
   Mark& name_mark = spans->listener_name.emplace_back(field.mark);
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
-  forEachField(field, "listener", {"name", "address", "context_path", "filters", "tls"}, ctx,
+  forEachField(field, "listener",
+               {"name", "address", "context_path", "filters", "tls", "access_log"}, ctx,
                [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
@@ -100,6 +101,8 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    parseContextPath(f, ctx, &listener.context_path);
                  } else if (f.key == "tls") {
                    parseListenerTls(f, ctx, &listener.tls);
+                 } else if (f.key == "access_log") {
+                   parseAccessLogs(f, ctx, &listener.access_logs);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
                      parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());

@@ -37,6 +37,10 @@ void parsePluginRef(const Field& field, std::string_view what, Context& ctx, Plu
                     std::string_view extra_key = {},
                     const std::function<void(const Field&)>& on_extra = nullptr);
 
+// Reads a listener's `access_log`: one entry (a mapping) or a list of them. Format strings are
+// checked here (unknown fields are errors); files are opened later, when the config is built.
+void parseAccessLogs(const Field& field, Context& ctx, std::vector<AccessLog>* out);
+
 // Reads one `clusters` entry; *name_mark gets the mark of its `name` value.
 void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mark);
 

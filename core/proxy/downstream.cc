@@ -8,6 +8,7 @@
 
 #include "core/common/log.h"
 #include "core/http/serialize.h"
+#include "core/proxy/access_log.h"
 #include "core/proxy/local_reply.h"
 #include "core/proxy/stream.h"
 
@@ -206,6 +207,8 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
   http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(), true,
                           false);
   evbuffer_add(output(), body.data(), body.size());
+  logRefusedRequest(listenerInfo(), runtime_.worker().index(), parser_.head(), client_address_,
+                    tlsVersion(), tlsSni(), status, body.size());
   closeAfterFlush();
 }
 
@@ -341,6 +344,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
     }
     if (self->stream_ != nullptr && !self->stream_->requestComplete()) {
       SLUICE_LOG(kDebug, "client ", self->client_address_, " stalled mid-body; closing");
+      self->stream_->markDownstreamTimeout();
     }
     self->closeNow();  // idle keep-alive connection, or a stalled body
     return;

@@ -31,6 +31,12 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   evbuffer* output() const { return transport_->output(); }
   const std::string& clientAddress() const { return client_address_; }  // "ip:port"
   const std::string& clientIp() const { return client_ip_; }
+  // TLS facts for the access log ("TLSv1.3", the SNI); empty on plain connections.
+  // TLS version and SNI for the access log ("" on plain connections or before the handshake).
+  std::string_view tlsVersion() const {
+    return tls_info_ ? tls_info_->version : std::string_view();
+  }
+  std::string_view tlsSni() const { return tls_info_ ? tls_info_->sni : std::string_view(); }
   // Request-body backpressure (called by the stream).
   void pauseReading();
   void resumeReading();

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
+#include "core/accesslog/sink.h"
 #include "core/config/config.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
@@ -29,6 +30,7 @@ struct ListenerInfo {
   http::ParserLimits parser_limits;
   config::Limits limits;
   std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
+  std::vector<std::shared_ptr<const accesslog::Sink>> access_logs;  // one line per request each
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table

@@ -2,6 +2,7 @@
 
 #include "core/common/log.h"
 #include "core/http/serialize.h"
+#include "core/proxy/access_log.h"
 #include "core/proxy/downstream.h"
 #include "core/proxy/hash_key.h"
 #include "core/proxy/local_reply.h"
@@ -58,7 +59,14 @@ bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
 
 Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
                std::shared_ptr<WorkerFilterChain> chain)
-    : conn_(conn), runtime_(runtime), chain_(std::move(chain)), pending_(evbuffer_new()) {}
+    : conn_(conn), runtime_(runtime), chain_(std::move(chain)), pending_(evbuffer_new()) {
+  info_.start_unix_us = wallClockUs();
+  info_.start_mono_us = internal::nowUs();
+  info_.client_address = conn_.clientAddress();
+  info_.tls_version = conn_.tlsVersion();
+  info_.sni = conn_.tlsSni();
+  info_.listener = chain_->info().config.name;
+}
 
 Stream::~Stream() {
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
@@ -96,6 +104,9 @@ void Stream::onRequestHead(http::MessageHead& head) {
   std::swap(request_, head);
   original_target_ = request_.target;
   head_request_ = request_.method == "HEAD";
+  info_.method = request_.method;
+  info_.path = original_target_;
+  info_.protocol = protocolName(request_.version_minor);
   auto& stats = runtime_.worker().stats();
   event::WorkerStats::inc(stats.downstream_rq_total);
 
@@ -171,6 +182,7 @@ void Stream::runRequestFilters(size_t from) {
     if (st == SLUICE_FILTER_STOP || filter_reply_pending_) {
       if (filter_reply_pending_) {
         filter_reply_pending_ = false;
+        info_.local_reply_filter = chain_->name(i);
         sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
                        !request_complete_ && request_.framing != http::Framing::kNone);
       } else {
@@ -195,14 +207,17 @@ void Stream::routeAndForward() {
   RouteResult route_result;
   std::string why;
   if (!route(runtime_.routes(), li.config, request_.target, &route_result, &why)) {
+    info_.setFlag(kNoRoute);
     gatewayError(404, why);
     return;
   }
   cluster_ = runtime_.cluster(route_result.cluster);
   if (cluster_ == nullptr) {
+    info_.setFlag(kNoRoute);
     gatewayError(404, "no cluster '" + route_result.cluster + "' for this path");
     return;
   }
+  info_.cluster = cluster_->name();
   upstream_path_ = std::move(route_result.upstream_path);
   retries_left_ = cluster_->info().config.retries;
   if (!request_.headers.has("host")) request_.headers.add("Host", route_result.cluster);
@@ -229,6 +244,7 @@ void Stream::filterLocalReply(uint32_t status, std::string_view content_type,
     return;
   }
   // Outside any hook (a paused filter answering later): the reply replaces resume().
+  if (paused_at_ < chain_->size()) info_.local_reply_filter = chain_->name(paused_at_);
   paused_at_ = SIZE_MAX;
   sendLocalReply(status, content_type, std::string(body),
                  !request_complete_ && request_.framing != http::Framing::kNone);
@@ -254,6 +270,7 @@ void Stream::forwardUpstream() {
 }
 
 void Stream::onRequestBody(const char* data, size_t len) {
+  info_.bytes_in += len;
   if (finished_ || response_complete_) return;  // replying locally: the body is dropped
   for (size_t i = 0; i < filters_created_; ++i) {
     const auto& hooks = chain_->hooks(i);
@@ -264,6 +281,7 @@ void Stream::onRequestBody(const char* data, size_t len) {
     if (st == SLUICE_FILTER_STOP || filter_reply_pending_) {
       if (filter_reply_pending_) {
         filter_reply_pending_ = false;
+        info_.local_reply_filter = chain_->name(i);
         sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
                        true);
       } else {
@@ -329,11 +347,23 @@ void Stream::callOnLog() {
     const auto& hooks = chain_->hooks(i);
     if (hooks.on_log != nullptr) hooks.on_log(filter_self_[i], handle());
   }
+  logAccess();
+}
+
+void Stream::logAccess() {
+  const ListenerInfo& li = chain_->info();
+  if (li.access_logs.empty()) return;
+  info_.total_us = internal::nowUs() - info_.start_mono_us;
+  info_.status = response_started_ ? response_.status : 0;
+  if (const std::string* id = request_.headers.get("x-request-id")) info_.request_id = *id;
+  writeAccessLog(li, runtime_.worker().index(), info_);
 }
 
 void Stream::onRequestError(uint32_t status, const std::string& reason) {
   if (finished_) return;
+  info_.setFlag(kBadRequest);
   if (response_started_) {
+    info_.setFlag(kResponseTruncated);
     conn_.abort();
     return;
   }
@@ -344,6 +374,9 @@ void Stream::onRequestError(uint32_t status, const std::string& reason) {
 void Stream::onDownstreamReset() {
   if (finished_) return;
   finished_ = true;
+  if (!info_.hasFlag(kResponseTruncated) && !info_.hasFlag(kDownstreamTimeout)) {
+    info_.setFlag(kClientReset);
+  }
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
   callOnLog();

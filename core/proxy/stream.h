@@ -15,6 +15,7 @@
 #include "core/api/filter.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
+#include "core/proxy/request_info.h"
 #include "core/proxy/runtime.h"
 #include "core/upstream/connection.h"
 
@@ -40,6 +41,9 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void onRequestError(uint32_t status, const std::string& reason);
   // The client went away or the connection failed: abandon everything, no reply.
   void onDownstreamReset();
+  // The connection is closing because the client stalled (idle timeout mid-request): the
+  // access log says downstream_timeout rather than client_reset. Call before the reset.
+  void markDownstreamTimeout() { info_.setFlag(kDownstreamTimeout); }
   bool requestComplete() const { return request_complete_; }
 
   // --- for the filter host API (core/proxy/filter_host.cc) ---
@@ -72,6 +76,8 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void gatewayError(uint32_t status, std::string_view detail);
   void finish(bool close);
   void callOnLog();
+  // Completes info_ and writes the access log line (once, from callOnLog).
+  void logAccess();
 
   // UpstreamCallbacks.
   void onUpstreamConnected() override;
@@ -130,6 +136,9 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   uint32_t filter_reply_status_ = 0;
   std::string filter_reply_type_;
   std::string filter_reply_body_;
+
+  // What the access log reports, filled as the request goes (request_info.h).
+  RequestInfo info_;
 };
 
 // The filter host API table (sluice_filter_host_api) backed by Stream.

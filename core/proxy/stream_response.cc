@@ -15,6 +15,7 @@ using internal::kHighWatermark;
 using internal::kLowWatermark;
 
 using internal::declaredLength;
+using internal::nowUs;
 
 int Stream::onUpstreamHead(http::MessageHead& head) {
   last_upstream_status_ = head.status;
@@ -28,6 +29,7 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
     }
     return 0;
   }
+  if (attempt_active_) info_.upstream_us = static_cast<int64_t>(nowUs() - attempt_start_us_);
   endAttempt(head.status >= 500 ? SLUICE_OUTCOME_HTTP_5XX : SLUICE_OUTCOME_SUCCESS);
   // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
   response_.status = head.status;
@@ -54,6 +56,7 @@ bool Stream::runResponseHeaderFilters() {
     if (st == SLUICE_FILTER_STOP && filter_reply_pending_ && upstream_ != nullptr) {
       // Replace the upstream response by the filter's reply; that connection is mid-message.
       filter_reply_pending_ = false;
+      info_.local_reply_filter = chain_->name(i);
       dropUpstream();
       sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_), true);
       return false;
@@ -92,10 +95,12 @@ void Stream::onUpstreamBody(const char* data, size_t len) {
     const auto& hooks = chain_->hooks(i);
     if (hooks.on_response_body != nullptr &&
         hooks.on_response_body(filter_self_[i], handle(), data, len, 0) == SLUICE_FILTER_STOP) {
+      info_.setFlag(kResponseTruncated);
       conn_.abort();
       return;
     }
   }
+  info_.bytes_out += len;
   evbuffer* out = conn_.output();
   if (rechunk_) {
     http::writeChunk(out, data, len);
@@ -152,9 +157,11 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
                             bool close) {
   if (finished_) return;
   if (response_started_) {
+    info_.setFlag(kResponseTruncated);
     conn_.abort();
     return;
   }
+  info_.setFlag(kLocalReply);
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
   response_.clear();
@@ -176,7 +183,10 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
   http::writeResponseHead(conn_.output(), status, "", response_.headers,
                           status == 204 ? http::Framing::kNone : http::Framing::kContentLength,
                           body.size(), close, request_.version_minor == 0 && !close);
-  if (!no_body) evbuffer_add(conn_.output(), body.data(), body.size());
+  if (!no_body) {
+    evbuffer_add(conn_.output(), body.data(), body.size());
+    info_.bytes_out += body.size();
+  }
   response_complete_ = true;
   close_after_ = close;
   if (request_complete_ || close) finish(close);

@@ -16,6 +16,25 @@ using internal::nowUs;
 
 using internal::outcomeFor;
 
+namespace {
+
+ResponseFlag responseFlagFor(upstream::UpstreamError error) {
+  switch (error) {
+    case upstream::UpstreamError::kConnectFailed:
+    case upstream::UpstreamError::kConnectTimeout:
+      return kUpstreamConnectFailure;
+    case upstream::UpstreamError::kTimeout:
+      return kUpstreamTimeout;
+    case upstream::UpstreamError::kBadResponse:
+      return kUpstreamBadResponse;
+    case upstream::UpstreamError::kReset:
+      break;
+  }
+  return kUpstreamReset;
+}
+
+}  // namespace
+
 void Stream::startAttempt() {
   if (finished_) return;
   std::string key = hashKey(cluster_->info().config.hash_key, request_, conn_.clientIp());
@@ -26,6 +45,7 @@ void Stream::startAttempt() {
   ctx.tried_count = tried_.size();
   int64_t index = cluster_->pick(ctx);
   if (index < 0) {
+    info_.setFlag(kNoHealthyHost);
     gatewayError(503, "no healthy upstream host in cluster '" + cluster_->name() + "'");
     return;
   }
@@ -33,6 +53,7 @@ void Stream::startAttempt() {
   host_index_ = static_cast<uint32_t>(index);
   host_set_version_ = hosts->version();
   host_ = hosts->at(host_index_).host;
+  info_.upstream_host = host_->address();
   tried_.push_back(host_index_);
   host_->activeRequests().fetch_add(1, std::memory_order_relaxed);
   host_->totalRequests().fetch_add(1, std::memory_order_relaxed);
@@ -114,6 +135,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
   SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
              cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
   endAttempt(outcomeFor(error));
+  if (!stale) info_.setFlag(responseFlagFor(error));  // a stale pooled connection is no failure
   if (error == upstream::UpstreamError::kConnectFailed ||
       error == upstream::UpstreamError::kConnectTimeout) {
     event::WorkerStats::inc(stats.upstream_cx_connect_fail);
@@ -132,6 +154,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
       --retries_left_;
     }
     event::WorkerStats::inc(stats.upstream_rq_retry);
+    ++info_.retries;
     if (resend_head) {
       evbuffer_drain(pending_, evbuffer_get_length(pending_));
       http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
@@ -143,6 +166,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
   }
   if (response_started_) {
     // Bytes already went downstream: all we can do is cut the connection.
+    info_.setFlag(kResponseTruncated);
     conn_.abort();
     return;
   }

@@ -8,6 +8,7 @@
 #include <cstring>
 #include <vector>
 
+#include "core/accesslog/registry.h"
 #include "core/proxy/local_reply.h"
 #include "core/server/server.h"
 #include "core/tls/tls_io.h"
@@ -206,7 +207,9 @@ std::string Admin::statsJson() const {
            tls::failureLabel(static_cast<tls::HandshakeFailure>(i)) +
            "\": " + v(sum.tls_handshakes_failed[i]);
   }
-  out += "\n";
+  out += ",\n";
+  out +=
+      "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
   out += "}\n";
   return out;
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/common/log.h"
+#include "core/accesslog/registry.h"
 #include "core/event/main_thread.h"
 #include "core/proxy/stream.h"
 #include "core/server/discovery_sink.h"
@@ -86,7 +87,31 @@ std::string listenerKey(const config::Listener& l, const config::Limits& limits)
   std::string key = l.name + "|" + l.address + "|" + l.context_path + "|" + limitsKey(limits) +
                     "|" + tlsKey(l.tls);
   for (const auto& f : l.filters) key += "|" + pluginKey(f);
+  for (const auto& a : l.access_logs) {
+    key += "|log:" + a.path + "|" + std::to_string(a.buffer_bytes) + "|" + a.format;
+  }
   return key;
+}
+
+// The listener's access log sinks; a file that cannot be opened is an error naming it.
+bool buildAccessLogs(const config::Listener& l, proxy::ListenerInfo* info,
+                     std::vector<std::string>* errors) {
+  bool ok = true;
+  for (const config::AccessLog& a : l.access_logs) {
+    std::string error;
+    auto file = accesslog::Registry::global().acquire(a.path, &error);
+    if (file == nullptr) {
+      errors->push_back(a.path_mark.str() + ": listener '" + l.name +
+                        "': cannot open access log '" + a.path + "': " + error);
+      ok = false;
+      continue;
+    }
+    accesslog::Format format;
+    accesslog::Format::parse(a.format, &format, &error);  // checked when the config was read
+    info->access_logs.push_back(std::make_shared<const accesslog::Sink>(
+        std::move(format), std::move(file), static_cast<size_t>(a.buffer_bytes)));
+  }
+  return ok;
 }
 
 // Everything about a cluster but its name and endpoints.
@@ -127,6 +152,7 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
       }
       info->filters.push_back(std::move(f));
     }
+    if (!buildAccessLogs(l, info.get(), errors)) ok = false;
     if (!ok) continue;
     std::string key = listenerKey(l, cfg.limits);
     std::shared_ptr<const proxy::ListenerInfo> reuse;

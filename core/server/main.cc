@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/accesslog/registry.h"
 #include "core/common/log.h"
 #include "core/config/config.h"
 #include "core/plugin/host_api.h"
@@ -21,6 +22,9 @@ namespace sluice {
 extern const char kEmbeddedConfig[];  // generated from configs/demo.yaml
 
 namespace {
+
+// How long the exit waits for the access log writer to write the buffered lines.
+constexpr uint32_t kAccessLogFlushTimeoutMs = 5000;
 
 void usage(FILE* out) {
   fprintf(out,
@@ -37,7 +41,8 @@ void usage(FILE* out) {
           "  --version           print the version and the plugin ABI version\n"
           "\n"
           "Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight requests, exit 0);\n"
-          "a second one stops at once.\n");
+          "a second one stops at once. SIGHUP reloads the config; SIGUSR1 reopens the access\n"
+          "log files (after logrotate renamed them).\n");
 }
 
 // --validate: whether every listener address and the admin address could be bound now (held by
@@ -117,9 +122,15 @@ int mainImpl(int argc, char** argv) {
       return 0;
     }
     if (!validate && built_ok) {
-      server::Server server;
-      return server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
+      int rc;
+      {
+        server::Server server;
+        rc = server.run(server::ConfigSource{config_path, kEmbeddedConfig}, std::move(built),
                         std::move(loader));
+      }
+      // The workers are gone (their last requests logged): write what the buffers hold.
+      accesslog::Registry::global().stop(kAccessLogFlushTimeoutMs);
+      return rc;
     }
   }
   for (const std::string& e : errors) fprintf(stderr, "%s\n", e.c_str());

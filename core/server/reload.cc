@@ -59,7 +59,7 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
     if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
         o.config.address == l.config.address && o.config.context_path == l.config.context_path) {
       out.push_back("listener '" + l.config.name +
-                    "': filter settings, limits or plugin files changed");
+                    "': filter settings, limits, TLS, access logs or plugin files changed");
     } else if (filterNames(o) != filterNames(l)) {
       out.push_back("listener '" + l.config.name + "': filters " + filterNames(o) + " → " +
                     filterNames(l));

@@ -6,6 +6,7 @@
 #include <ctime>
 #include <thread>
 
+#include "core/accesslog/registry.h"
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
@@ -45,6 +46,7 @@ Server::~Server() {
   event::uninstallMainThread();
   for (::event* e : signal_events_) event_free(e);
   if (drain_timer_ != nullptr) event_free(drain_timer_);
+  if (access_log_timer_ != nullptr) event_free(access_log_timer_);
   built_ = Built();
   event_base_free(base_);
 }
@@ -100,7 +102,11 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
       return 1;
     }
   }
-  for (int sig : {SIGTERM, SIGINT, SIGHUP}) {
+  accesslog::Registry::global().start();
+  access_log_timer_ = event_new(base_, -1, EV_PERSIST, &Server::onAccessLogTimer, this);
+  timeval second{1, 0};
+  event_add(access_log_timer_, &second);
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
     ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
     event_add(e, nullptr);
     signal_events_.push_back(e);
@@ -189,7 +195,17 @@ void Server::onSignal(evutil_socket_t sig, short, void* arg) {
     self->reload("SIGHUP", false);
     return;
   }
+  if (sig == SIGUSR1) {
+    std::vector<std::string> paths = accesslog::Registry::global().openPaths();
+    SLUICE_LOG(kInfo, "SIGUSR1: reopening ", paths.size(), " access log files");
+    accesslog::Registry::global().requestReopen();
+    return;
+  }
   self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+}
+
+void Server::onAccessLogTimer(evutil_socket_t, short, void*) {
+  accesslog::Registry::global().reportDrops();
 }
 
 void Server::beginDrain(const char* why) {

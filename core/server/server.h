@@ -83,6 +83,7 @@ class Server {
   void closeFds(std::map<std::string, std::vector<int>>* fds);
   static void onSignal(evutil_socket_t sig, short, void* arg);
   static void onDrainTimeout(evutil_socket_t, short, void* arg);
+  static void onAccessLogTimer(evutil_socket_t, short, void* arg);
   void beginDrain(const char* why);
   void workerDrained();
   void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
@@ -104,6 +105,7 @@ class Server {
   std::vector<std::unique_ptr<proxy::WorkerRuntime>> runtimes_;  // touched on their workers only
   std::vector<::event*> signal_events_;
   ::event* drain_timer_ = nullptr;
+  ::event* access_log_timer_ = nullptr;  // reports dropped access log lines (every second)
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ClusterManager> clusters_;
   std::unique_ptr<ConfigWatch> watch_;
