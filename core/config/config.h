@@ -144,6 +144,10 @@ struct Listener {
   std::vector<PluginRef> filters;  // filter chain, in request order
   TlsServer tls;
   std::vector<AccessLog> access_logs;
+  // Upgrade protocols (RFC 9110 §7.8) passed to the upstream and tunnelled after its 101,
+  // lowercase tokens ("websocket"); an Upgrade naming none of them is stripped. Empty: none.
+  std::vector<std::string> upgrades = {"websocket"};
+  uint32_t tunnel_idle_timeout_ms = 3600000;  // an upgraded tunnel with no bytes either way
   Mark mark;
 };
 

@@ -82,6 +82,44 @@ void parseContextPath(const Field& field, Context& ctx, std::string* out) {
   *out = std::move(path);
 }
 
+bool isToken(std::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    bool tchar = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                 std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
+    if (!tchar) return false;
+  }
+  return true;
+}
+
+// `upgrades: [websocket, ...]`: protocol names (RFC 9110 §7.8: protocol-name ["/" version],
+// both tokens), kept lowercase (they compare case-insensitively), no duplicates.
+void parseUpgrades(const Field& field, Context& ctx, std::vector<std::string>* out) {
+  out->clear();
+  forEachItem(field, ctx, [&](const Field& item) {
+    std::string name;
+    if (!readString(item, ctx, &name)) return;
+    for (char& c : name) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c + 32 : c);
+    std::string_view view = name;
+    size_t slash = view.find('/');
+    bool ok = slash == std::string_view::npos
+                  ? isToken(view)
+                  : isToken(view.substr(0, slash)) && isToken(view.substr(slash + 1));
+    if (!ok) {
+      ctx.error(item.mark, cat(item.label, ": not a protocol name: '", name,
+                               "' (a token such as websocket, optionally /version)"));
+      return;
+    }
+    for (const std::string& seen : *out) {
+      if (seen == name) {
+        ctx.error(item.mark, cat(item.label, ": '", name, "' listed twice"));
+        return;
+      }
+    }
+    out->push_back(std::move(name));
+  });
+}
+
 void parseListener(const Field& field, Context& ctx, Config* config, Spans* spans) {
   if (field.value.IsNull()) ctx.error(field.mark, field.label + ": empty listener");
   Listener& listener = config->listeners.emplace_back();
@@ -89,7 +127,9 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   Mark& name_mark = spans->listener_name.emplace_back(field.mark);
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
   forEachField(field, "listener",
-               {"name", "address", "context_path", "filters", "tls", "access_log"}, ctx,
+               {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
+                "tunnel_idle_timeout_ms"},
+               ctx,
                [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
@@ -103,6 +143,10 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    parseListenerTls(f, ctx, &listener.tls);
                  } else if (f.key == "access_log") {
                    parseAccessLogs(f, ctx, &listener.access_logs);
+                 } else if (f.key == "upgrades") {
+                   parseUpgrades(f, ctx, &listener.upgrades);
+                 } else if (f.key == "tunnel_idle_timeout_ms") {
+                   readTimeoutMs(f, ctx, &listener.tunnel_idle_timeout_ms);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
                      parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());

@@ -67,6 +67,10 @@ class Transport {
 
   // Accepted sockets: starts the handshake (plain TCP: CONNECTED at once, from this call).
   void start();
+  // Hands the transport to a new owner (a tunnel after an HTTP Upgrade): later callbacks go to
+  // `handlers`. Safe from inside a callback of the old owner (the current one still returns to
+  // the transport, which is not touched by the swap).
+  void setHandlers(const Handlers& handlers) { handlers_ = handlers; }
 
   evbuffer* input() const { return input_; }
   evbuffer* output() const { return output_; }

@@ -42,6 +42,9 @@ struct WorkerStats {
   std::atomic<uint64_t> upstream_rq_timeout{0};
   std::atomic<uint64_t> upstream_rq_retry{0};
   std::atomic<uint64_t> upstream_rq_reset{0};
+  // Upgraded connections (101 Switching Protocols) tunnelling bytes: open now / ever opened.
+  std::atomic<uint64_t> tunnels_active{0};
+  std::atomic<uint64_t> tunnels_total{0};
   // Downstream TLS handshakes: completed (full / resumed) and failed by reason (the index is
   // tls::HandshakeFailure; tls::failureLabel names it).
   static constexpr int kTlsFailureReasons = 8;

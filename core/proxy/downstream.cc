@@ -80,6 +80,11 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
 
 DownstreamConnection::~DownstreamConnection() {
   event_del(&resume_event_);
+  if (state_ == State::kTunnel) {
+    // Torn down with the worker (shutdown): the tunnel still reports, for the access log.
+    state_ = State::kClosed;
+    tunnel_->close(Tunnel::End::kAborted);
+  }
   if (stream_ != nullptr) {
     stream_->onDownstreamReset();
     stream_.reset();
@@ -101,7 +106,7 @@ void DownstreamConnection::start() {
 }
 
 bool DownstreamConnection::idle() const {
-  return stream_ == nullptr && !parser_.inMessage() &&
+  return stream_ == nullptr && transport_ != nullptr && !parser_.inMessage() &&
          evbuffer_get_length(transport_->input()) == 0;
 }
 
@@ -112,6 +117,7 @@ void DownstreamConnection::setReadTimeout(uint32_t ms) {
 }
 
 void DownstreamConnection::pauseReading() {
+  if (state_ != State::kActive) return;
   reading_paused_ = true;
   transport_->disableRead();
 }
@@ -124,6 +130,7 @@ void DownstreamConnection::resumeReading() {
 }
 
 void DownstreamConnection::processInput() {
+  if (state_ != State::kActive) return;
   evbuffer* in = transport_->input();
   while (state_ == State::kActive && !parser_paused_ && !reading_paused_ &&
          evbuffer_get_length(in) > 0) {
@@ -233,6 +240,10 @@ void DownstreamConnection::startLingering() {
 
 void DownstreamConnection::abort() {
   if (state_ == State::kClosed) return;
+  if (state_ == State::kTunnel) {
+    tunnel_->close(Tunnel::End::kAborted);  // reports to onTunnelDone, which closes
+    return;
+  }
   // RST rather than FIN: the client must not mistake a cut response for a complete one.
   transport_->resetOnClose();
   closeNow();
@@ -240,6 +251,10 @@ void DownstreamConnection::abort() {
 
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
+  if (state_ == State::kTunnel) {
+    tunnel_->close(Tunnel::End::kAborted);
+    return;
+  }
   state_ = State::kClosed;
   transport_->stop();
   if (stream_ != nullptr) {
@@ -251,7 +266,37 @@ void DownstreamConnection::closeNow() {
 
 void DownstreamConnection::drain() {
   draining_ = true;
+  if (state_ == State::kTunnel) return;  // reloads and drains leave tunnels running
   if (idle()) closeNow();
+}
+
+void DownstreamConnection::startTunnel(std::unique_ptr<event::Transport> upstream,
+                                       bool upstream_ended, uint32_t idle_timeout_ms) {
+  if (state_ != State::kActive) return;  // closing already: `upstream` closes with this call
+  state_ = State::kTunnel;
+  event_del(&resume_event_);
+  header_timer_ = false;
+  Tunnel::Options options;
+  options.idle_timeout_ms = idle_timeout_ms;
+  options.downstream_ended = input_ended_;
+  options.upstream_ended = upstream_ended;
+  Tunnel::Callbacks callbacks;
+  callbacks.on_done = &DownstreamConnection::onTunnelDone;
+  callbacks.arg = this;
+  tunnel_ = std::make_unique<Tunnel>(runtime_.worker(), std::move(transport_),
+                                     std::move(upstream), options, callbacks);
+  tunnel_->start();
+}
+
+void DownstreamConnection::onTunnelDone(void* arg, const Tunnel::Result& result) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  const bool tearing_down = self->state_ == State::kClosed;  // from the destructor
+  self->state_ = State::kClosed;
+  if (self->stream_ != nullptr) {
+    self->stream_->onTunnelEnd(result);
+    if (!tearing_down) self->runtime_.worker().deferDelete(std::move(self->stream_));
+  }
+  if (!tearing_down) self->runtime_.release(self);
 }
 
 void DownstreamConnection::onRead(void* arg) {
@@ -355,6 +400,8 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   if ((what & BEV_EVENT_EOF) != 0 && (what & BEV_EVENT_ERROR) == 0 && self->stream_ != nullptr &&
       self->stream_->requestComplete()) {
     self->draining_ = true;  // close after this response; read nothing more
+    self->input_ended_ = true;
+    self->transport_->disableRead();  // at EOF the socket stays readable: do not spin on it
     return;
   }
   self->closeNow();

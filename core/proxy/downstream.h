@@ -14,6 +14,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/proxy/runtime.h"
+#include "core/proxy/tunnel.h"
 #include "core/tls/tls_io.h"
 
 namespace sluice::proxy {
@@ -44,8 +45,17 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   void onStreamDone(bool close);
   // Close now, without flushing (after a response was cut short).
   void abort();
-  // Drain: close now when idle, else after the current response.
+  // Drain: close now when idle, else after the current response. A tunnel is left running
+  // (it ends with its peers, its idle timeout, or abort() at the drain timeout).
   void drain();
+  // The upstream answered 101 to the current (upgrade) request, whose 101 head is in output():
+  // the connection becomes a Tunnel between the client's transport and `upstream` (whose input
+  // may hold the first tunnelled bytes; `upstream_ended`: it already sent its FIN).
+  // `idle_timeout_ms`: the tunnel's idle timeout. The stream stays until the tunnel ends and
+  // writes the access log line then; the connection closes after it.
+  void startTunnel(std::unique_ptr<event::Transport> upstream, bool upstream_ended,
+                   uint32_t idle_timeout_ms);
+  bool tunnelling() const { return state_ == State::kTunnel; }
   bool idle() const;
   const ListenerSlot* slot() const { return slot_.get(); }
   // TLS facts once the handshake is done (null on plain connections).
@@ -62,7 +72,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 
  private:
-  enum class State { kActive, kClosing, kLingering, kClosed };
+  enum class State { kActive, kClosing, kLingering, kTunnel, kClosed };
 
   static void onRead(void* arg);
   static void onDrained(void* arg);
@@ -75,6 +85,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   void startLingering();
   void closeNow();
   void setReadTimeout(uint32_t ms);
+  static void onTunnelDone(void* arg, const Tunnel::Result& result);
 
   int onHead(http::MessageHead& head) override;
   void onBody(const char* data, size_t len) override;
@@ -98,6 +109,8 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool header_timer_ = false;
   uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
   bool draining_ = false;
+  bool input_ended_ = false;  // the client sent its FIN (after a complete request)
+  std::unique_ptr<Tunnel> tunnel_;  // after a 101; owns the client's transport then
   ::event resume_event_;
 };
 

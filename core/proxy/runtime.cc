@@ -149,6 +149,13 @@ void WorkerRuntime::drain(std::function<void()> done) {
   maybeDrained();
 }
 
+void WorkerRuntime::closeAll() {
+  std::vector<DownstreamConnection*> conns;
+  conns.reserve(connections_.size());
+  for (auto& [raw, conn] : connections_) conns.push_back(raw);
+  for (DownstreamConnection* c : conns) c->abort();
+}
+
 void WorkerRuntime::maybeDrained() {
   if (!connections_.empty() || !drained_) return;
   auto done = std::move(drained_);

@@ -113,6 +113,9 @@ class WorkerRuntime {
   // connection is left.
   void drain(std::function<void()> done);
   bool draining() const { return draining_; }
+  // The drain timeout passed: closes every connection still open now — in-flight requests
+  // (reset) and upgraded tunnels (both sockets) — so each is logged and `done` runs.
+  void closeAll();
 
  private:
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);

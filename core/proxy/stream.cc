@@ -126,7 +126,13 @@ void Stream::onRequestHead(http::MessageHead& head) {
 
   // Headers as they will go upstream: hop-by-hop gone, proxy headers added (RFC 9110 §7.6).
   http::HeaderMap& h = request_.headers;
+  prepareUpgrade();  // reads Connection and Upgrade before they go
   http::stripHopByHop(h);
+  if (!upgrade_.empty()) {
+    // RFC 9110 §7.8: the Upgrade goes on with the "upgrade" connection option naming it.
+    h.add("Connection", "upgrade");
+    h.add("Upgrade", upgrade_);
+  }
   std::string xff;
   for (size_t i = 0; const std::string* v = h.get("x-forwarded-for", i); ++i) {
     http::forEachListElement(

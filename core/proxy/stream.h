@@ -17,6 +17,7 @@
 #include "core/http/parser.h"
 #include "core/proxy/request_info.h"
 #include "core/proxy/runtime.h"
+#include "core/proxy/tunnel.h"
 #include "core/upstream/connection.h"
 
 namespace sluice::proxy {
@@ -45,6 +46,9 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   // access log says downstream_timeout rather than client_reset. Call before the reset.
   void markDownstreamTimeout() { info_.setFlag(kDownstreamTimeout); }
   bool requestComplete() const { return request_complete_; }
+  // The tunnel this request became (after a 101) ended: completes the access log facts
+  // (status 101, bytes each way) and writes the line. The connection closes next.
+  void onTunnelEnd(const Tunnel::Result& result);
 
   // --- for the filter host API (core/proxy/filter_host.cc) ---
   const http::MessageHead& request() const { return request_; }
@@ -68,6 +72,10 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void dropUpstream();
   bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
+  // Upgrades (stream_upgrade.cc): what the request offers that the listener allows, and the
+  // 101 answer.
+  void prepareUpgrade();
+  int onSwitchingProtocols(http::MessageHead& head);
   // Response phases.
   void writeResponseHead();
   bool runResponseHeaderFilters();
@@ -85,6 +93,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void onUpstreamBody(const char* data, size_t len) override;
   void onUpstreamComplete() override;
   void onUpstreamWritable() override;
+  void onUpstreamSwitched() override;
   void onUpstreamError(upstream::UpstreamError error, const std::string& detail) override;
 
   sluice_stream* handle() { return reinterpret_cast<sluice_stream*>(this); }
@@ -103,6 +112,10 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   std::shared_ptr<upstream::WorkerCluster> cluster_;
   bool expect_continue_ = false;
   bool head_request_ = false;
+  // Protocols offered in Upgrade that the listener allows ("websocket"); empty: not an upgrade
+  // request (any Upgrade it had is stripped like every hop-by-hop field).
+  std::string upgrade_;
+  bool switching_ = false;  // the upstream's 101 went downstream; the tunnel starts next
 
   // Upstream attempt.
   std::unique_ptr<upstream::UpstreamConnection> upstream_;

@@ -18,6 +18,7 @@ using internal::declaredLength;
 using internal::nowUs;
 
 int Stream::onUpstreamHead(http::MessageHead& head) {
+  if (head.status == 101) return onSwitchingProtocols(head);  // only to an upgrade request
   last_upstream_status_ = head.status;
   if (head.status < 200) {
     // Interim responses go to HTTP/1.1 clients (RFC 9110 §15.2), except a 100 after our own.
@@ -134,7 +135,9 @@ void Stream::onUpstreamComplete() {
   if (rechunk_) http::writeLastChunk(conn_.output());
   response_complete_ = true;
   if (upstream_ != nullptr) {
-    if (request_complete_ && upstream_->reusable()) {
+    // An upgrade request's connection is not reused: an upstream that declined may still
+    // have switched its own state (RFC 9110 §7.8 lets it ignore Upgrade, not all do cleanly).
+    if (request_complete_ && upstream_->reusable() && upgrade_.empty()) {
       const config::Cluster& cc = cluster_->info().config;
       runtime_.pool().release(std::move(upstream_), cc.max_idle_connections, cc.idle_timeout_ms);
     } else {

@@ -63,14 +63,14 @@ void Stream::startAttempt() {
   const config::Cluster& cc = cluster_->info().config;
   upstream_ = runtime_.pool().acquire(host_.get());
   if (upstream_ != nullptr) {
-    upstream_->attach(this, head_request_);
+    upstream_->attach(this, head_request_, !upgrade_.empty());
     flushPending();
   } else {
     upstream_ = upstream::UpstreamConnection::connect(runtime_.worker(), host_,
                                                       cc.connect_timeout_ms,
                                                       cluster_->info().tls.get(),
                                                       cluster_->tlsSessions());
-    upstream_->attach(this, head_request_);
+    upstream_->attach(this, head_request_, !upgrade_.empty());
   }
 }
 

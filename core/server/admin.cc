@@ -161,6 +161,8 @@ std::string Admin::statsJson() const {
     add(sum.upstream_rq_timeout, s.upstream_rq_timeout);
     add(sum.upstream_rq_retry, s.upstream_rq_retry);
     add(sum.upstream_rq_reset, s.upstream_rq_reset);
+    add(sum.tunnels_active, s.tunnels_active);
+    add(sum.tunnels_total, s.tunnels_total);
     add(sum.tls_handshakes_full, s.tls_handshakes_full);
     add(sum.tls_handshakes_resumed, s.tls_handshakes_resumed);
     for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
@@ -200,6 +202,8 @@ std::string Admin::statsJson() const {
   out += "  \"upstream_rq_timeout\": " + v(sum.upstream_rq_timeout) + ",\n";
   out += "  \"upstream_rq_retry\": " + v(sum.upstream_rq_retry) + ",\n";
   out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + ",\n";
+  out += "  \"tunnels_active\": " + v(sum.tunnels_active) + ",\n";
+  out += "  \"tunnels_total\": " + v(sum.tunnels_total) + ",\n";
   out += "  \"tls_handshakes_full\": " + v(sum.tls_handshakes_full) + ",\n";
   out += "  \"tls_handshakes_resumed\": " + v(sum.tls_handshakes_resumed);
   for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {

@@ -85,7 +85,8 @@ bool buildClientTls(const config::Cluster& c, const std::string& name,
 
 std::string listenerKey(const config::Listener& l, const config::Limits& limits) {
   std::string key = l.name + "|" + l.address + "|" + l.context_path + "|" + limitsKey(limits) +
-                    "|" + tlsKey(l.tls);
+                    "|" + tlsKey(l.tls) + "|up:" + join(l.upgrades) + "," +
+                    std::to_string(l.tunnel_idle_timeout_ms);
   for (const auto& f : l.filters) key += "|" + pluginKey(f);
   for (const auto& a : l.access_logs) {
     key += "|log:" + a.path + "|" + std::to_string(a.buffer_bytes) + "|" + a.format;

@@ -233,16 +233,27 @@ void Server::beginDrain(const char* why) {
 
 void Server::workerDrained() {
   if (++drained_workers_ == workers_.size()) {
-    SLUICE_LOG(kInfo, "drained: every in-flight request finished");
+    SLUICE_LOG(kInfo, drain_expired_ ? "drained: the remaining connections were closed"
+                                     : "drained: every in-flight request finished");
     event_base_loopbreak(base_);
   }
 }
 
 void Server::onDrainTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Server*>(arg);
+  if (self->drain_expired_) {
+    SLUICE_LOG(kWarn, "drain timeout: workers did not close their connections in time; exiting");
+    event_base_loopbreak(self->base_);
+    return;
+  }
+  self->drain_expired_ = true;
   SLUICE_LOG(kWarn, "drain timeout: closing ", self->workers_.size() - self->drained_workers_,
-             " workers' remaining connections");
-  event_base_loopbreak(self->base_);
+             " workers' remaining connections (requests in flight, tunnels)");
+  // Each worker closes (and logs) what it still has, then reports drained; a second, short
+  // timer bounds the wait for a worker that cannot.
+  self->postAll([](proxy::WorkerRuntime& rt) { rt.closeAll(); });
+  timeval tv{1, 0};
+  evtimer_add(self->drain_timer_, &tv);
 }
 
 }  // namespace sluice::server

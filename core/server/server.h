@@ -115,6 +115,7 @@ class Server {
   std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;
   std::map<std::string, std::string> listener_address_;  // name → address it is bound to
   bool draining_ = false;
+  bool drain_expired_ = false;  // drain_timeout_ms passed: the workers were told to close all
   size_t drained_workers_ = 0;
   uint64_t started_at_ = 0;
   uint64_t version_ = 1;

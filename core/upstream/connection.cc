@@ -59,14 +59,23 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(
   return conn;
 }
 
-void UpstreamConnection::attach(UpstreamCallbacks* callbacks, bool head_request) {
+void UpstreamConnection::attach(UpstreamCallbacks* callbacks, bool head_request, bool upgrade) {
   callbacks_ = callbacks;
   head_request_ = head_request;
+  upgrade_ = upgrade;
   idle_pool_ = nullptr;
   ++exchanges_;
 }
 
 void UpstreamConnection::detach() { callbacks_ = nullptr; }
+
+std::unique_ptr<event::Transport> UpstreamConnection::releaseTransport() {
+  failed_ = true;  // nothing of the HTTP side may run again
+  connected_ = false;
+  keep_alive_ = false;
+  callbacks_ = nullptr;
+  return std::move(transport_);
+}
 
 void UpstreamConnection::setReadTimeout(uint32_t ms) {
   if (!connected_ || ms == read_timeout_ms_) return;
@@ -74,10 +83,12 @@ void UpstreamConnection::setReadTimeout(uint32_t ms) {
   transport_->setReadTimeout(ms);
 }
 
-void UpstreamConnection::pauseReading() { transport_->disableRead(); }
+void UpstreamConnection::pauseReading() {
+  if (transport_ != nullptr) transport_->disableRead();
+}
 
 void UpstreamConnection::resumeReading() {
-  if (failed_) return;
+  if (failed_ || transport_ == nullptr) return;
   transport_->enableRead();
   parseInput();
 }
@@ -89,7 +100,7 @@ uint64_t UpstreamConnection::lastActivity() const {
 }
 
 bool UpstreamConnection::stillOpen() const {
-  if (failed_) return false;
+  if (failed_ || transport_ == nullptr) return false;
   if (evbuffer_get_length(transport_->input()) > 0) return false;
   // A close by the upstream is normally seen by the loop before reuse; the race it leaves is
   // with upstreams closing idle connections after their keep-alive timeout (seconds). Peek only
@@ -109,7 +120,7 @@ void UpstreamConnection::setIdle(ConnPool* pool, uint32_t idle_timeout_ms) {
 void UpstreamConnection::fail(UpstreamError error, const std::string& detail) {
   if (failed_) return;
   failed_ = true;
-  transport_->stop();
+  if (transport_ != nullptr) transport_->stop();
   if (idle_pool_ != nullptr) {
     ConnPool* pool = idle_pool_;
     idle_pool_ = nullptr;
@@ -124,6 +135,7 @@ void UpstreamConnection::fail(UpstreamError error, const std::string& detail) {
 }
 
 void UpstreamConnection::parseInput() {
+  if (transport_ == nullptr) return;  // handed to a tunnel
   evbuffer* in = transport_->input();
   while (!failed_ && evbuffer_get_length(in) > 0) {
     if (callbacks_ == nullptr) {
@@ -147,7 +159,14 @@ void UpstreamConnection::parseInput() {
       fail(UpstreamError::kBadResponse, parser_.errorReason());
       return;
     }
-    if (r == http::Parser::Result::kPaused) parser_.resume();
+    if (r == http::Parser::Result::kPaused) {
+      if (switched_) {
+        // 101 done: the rest is the new protocol's, left in the input for the tunnel.
+        if (callbacks_ != nullptr) callbacks_->onUpstreamSwitched();
+        return;
+      }
+      parser_.resume();
+    }
   }
 }
 
@@ -183,6 +202,7 @@ void UpstreamConnection::onEvent(void* arg, short what) {
     self->fail(UpstreamError::kTimeout, "response timeout");
     return;
   }
+  if ((what & BEV_EVENT_EOF) != 0) self->input_ended_ = true;
   if ((what & BEV_EVENT_EOF) != 0 && self->callbacks_ != nullptr) {
     // Let the parser see everything that arrived, then the close (ends close-delimited bodies).
     self->parseInput();
@@ -208,9 +228,18 @@ void UpstreamConnection::onEvent(void* arg, short what) {
 int UpstreamConnection::onHead(http::MessageHead& head) {
   if (callbacks_ == nullptr) return -1;
   if (head.status == 101) {
-    // sluice never forwards Upgrade, so a 101 means a broken upstream.
-    parser_.fail(502, "unexpected 101 Switching Protocols (sluice does not forward Upgrade)");
-    return -1;
+    // RFC 9110 §15.2.2: only in answer to an Upgrade, and naming the protocol switched to.
+    if (!upgrade_) {
+      parser_.fail(502, "101 Switching Protocols to a request that asked for no upgrade");
+      return -1;
+    }
+    if (!head.headers.has("upgrade")) {
+      parser_.fail(502, "101 Switching Protocols without an Upgrade header");
+      return -1;
+    }
+    keep_alive_ = false;
+    switching_ = true;
+    return callbacks_->onUpstreamHead(head) == 1 ? 1 : 0;
   }
   keep_alive_ = head.keep_alive;
   return callbacks_->onUpstreamHead(head) == 1 || head_request_ ? 1 : 0;
@@ -221,6 +250,13 @@ void UpstreamConnection::onBody(const char* data, size_t len) {
 }
 
 bool UpstreamConnection::onMessageComplete() {
+  if (switching_) {
+    // Pause right after the 101 head (llhttp would go on parsing a new response when the 101
+    // lacks Connection: upgrade); parseInput hands over from there.
+    switching_ = false;
+    switched_ = callbacks_ != nullptr;
+    return true;
+  }
   if (parser_.head().framing == http::Framing::kUntilClose) keep_alive_ = false;
   if (callbacks_ != nullptr) callbacks_->onUpstreamComplete();
   return false;

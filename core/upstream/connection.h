@@ -38,6 +38,10 @@ class UpstreamCallbacks {
   virtual void onUpstreamBody(const char* data, size_t len) = 0;
   // The response (or an interim 1xx response) ended.
   virtual void onUpstreamComplete() = 0;
+  // The 101 Switching Protocols head (already passed to onUpstreamHead) ended: the connection
+  // no longer speaks HTTP. Its transport can be taken with releaseTransport(); bytes after the
+  // 101 head wait in its input buffer. Not called from inside the parser.
+  virtual void onUpstreamSwitched() = 0;
   // The output buffer drained below the low watermark.
   virtual void onUpstreamWritable() = 0;
   // The exchange failed; the connection is dead and must be released with closeAndDelete.
@@ -59,8 +63,9 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   ~UpstreamConnection() override;
 
   // Gives the connection to a stream for one exchange. `head_request` tells the parser that
-  // the response has no body (RFC 9110 §9.3.2).
-  void attach(UpstreamCallbacks* callbacks, bool head_request);
+  // the response has no body (RFC 9110 §9.3.2). `upgrade`: the request asked to switch
+  // protocols (RFC 9110 §7.8), so a 101 answer is accepted (else it is a bad response, 502).
+  void attach(UpstreamCallbacks* callbacks, bool head_request, bool upgrade = false);
   // Ends the exchange (the stream is done with it).
   void detach();
   // Sets the read inactivity timeout (0 = none), e.g. response_timeout_ms once sent.
@@ -68,6 +73,12 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   // Stops/starts reading (backpressure toward a slow downstream).
   void pauseReading();
   void resumeReading();
+
+  // After onUpstreamSwitched: takes the transport (for a tunnel); the connection is dead from
+  // then on (delete it). Null if it was already taken.
+  std::unique_ptr<event::Transport> releaseTransport();
+  // True once the upstream closed its side (EOF seen), e.g. right after a 101 head.
+  bool inputEnded() const { return input_ended_; }
 
   evbuffer* output() const { return transport_->output(); }
   bool connected() const { return connected_; }
@@ -107,6 +118,10 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   bool failed_ = false;
   bool keep_alive_ = true;
   bool head_request_ = false;
+  bool upgrade_ = false;      // this exchange's request asked for an upgrade
+  bool switching_ = false;    // a 101 head arrived; its end switches protocols
+  bool switched_ = false;     // the 101 ended: bytes from here on are not HTTP
+  bool input_ended_ = false;  // EOF seen
   uint64_t exchanges_ = 0;
   uint32_t read_timeout_ms_ = 0;  // the read timeout in force (0: none)
   uint64_t idle_since_ = 0;       // ms (lastActivity()) when it went idle in the pool
