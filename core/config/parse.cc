@@ -129,8 +129,7 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   forEachField(field, "listener",
                {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
                 "tunnel_idle_timeout_ms"},
-               ctx,
-               [&](const Field& f) {
+               ctx, [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
                    readName(f, ctx, &listener.name);

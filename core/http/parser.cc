@@ -78,8 +78,10 @@ Parser::Result Parser::execute(const char* data, size_t len, size_t* consumed) {
     if (err == HPE_OK) return Result::kOk;
     if (err == HPE_PAUSED) return Result::kPaused;
     if (err == HPE_PAUSED_UPGRADE) {
-      // A message with Upgrade (request) or a CONNECT ended. sluice never switches protocols
-      // (Upgrade is hop-by-hop and stripped), so it carries on with HTTP/1.1.
+      // A message with Upgrade (request, or a 101 response) ended. Callers that pause after
+      // each message decide: the bytes after it stay unparsed until resume(), which goes on
+      // with HTTP/1.1 (the upgrade was declined); a switch to a tunnel never resumes. Without
+      // a pause requested, HTTP/1.1 carries on at once.
       if (pause_requested_) {
         upgrade_paused_ = true;  // resume() continues after the upgrade pause
         return Result::kPaused;

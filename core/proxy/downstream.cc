@@ -283,8 +283,8 @@ void DownstreamConnection::startTunnel(std::unique_ptr<event::Transport> upstrea
   Tunnel::Callbacks callbacks;
   callbacks.on_done = &DownstreamConnection::onTunnelDone;
   callbacks.arg = this;
-  tunnel_ = std::make_unique<Tunnel>(runtime_.worker(), std::move(transport_),
-                                     std::move(upstream), options, callbacks);
+  tunnel_ = std::make_unique<Tunnel>(runtime_.worker(), std::move(transport_), std::move(upstream),
+                                     options, callbacks);
   tunnel_->start();
 }
 

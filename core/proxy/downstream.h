@@ -109,7 +109,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool header_timer_ = false;
   uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
   bool draining_ = false;
-  bool input_ended_ = false;  // the client sent its FIN (after a complete request)
+  bool input_ended_ = false;        // the client sent its FIN (after a complete request)
   std::unique_ptr<Tunnel> tunnel_;  // after a 101; owns the client's transport then
   ::event resume_event_;
 };

@@ -31,9 +31,9 @@ void Stream::prepareUpgrade() {
   // An upgrade is a bodiless HTTP/1.1 GET (RFC 6455 §4.1; RFC 9110 §7.8 has no Upgrade in
   // HTTP/1.0 through proxies) whose Connection names the "upgrade" option. Anything else is
   // served as plain HTTP with Upgrade stripped.
-  const bool body = request_.framing == http::Framing::kChunked ||
-                    (request_.framing == http::Framing::kContentLength &&
-                     request_.content_length > 0);
+  const bool body =
+      request_.framing == http::Framing::kChunked ||
+      (request_.framing == http::Framing::kContentLength && request_.content_length > 0);
   if (request_.method != "GET" || request_.version_minor != 1 || body ||
       !h.hasToken("connection", "upgrade")) {
     return;
@@ -50,7 +50,8 @@ void Stream::prepareUpgrade() {
 int Stream::onSwitchingProtocols(http::MessageHead& head) {
   // The upstream connection passes a 101 only for an upgrade request, naming its protocol.
   last_upstream_status_ = head.status;
-  if (attempt_active_) info_.upstream_us = static_cast<int64_t>(internal::nowUs() - attempt_start_us_);
+  if (attempt_active_)
+    info_.upstream_us = static_cast<int64_t>(internal::nowUs() - attempt_start_us_);
   endAttempt(SLUICE_OUTCOME_SUCCESS);
   response_.status = head.status;
   response_.reason.swap(head.reason);
@@ -84,8 +85,8 @@ void Stream::onUpstreamSwitched() {
   finished_ = true;  // the HTTP exchange is over; the tunnel logs it when it ends
   event::WorkerStats::inc(runtime_.worker().stats().downstream_rq_1xx);
   SLUICE_LOG(kDebug, request_.method, " ", original_target_, " from ", conn_.clientAddress(),
-             ": switched to ", request_.headers.get("upgrade") ? *request_.headers.get("upgrade")
-                                                               : std::string("?"));
+             ": switched to ",
+             request_.headers.get("upgrade") ? *request_.headers.get("upgrade") : std::string("?"));
   // The tunnel keeps the settings of the listener snapshot this request started with.
   conn_.startTunnel(std::move(transport), upstream_ended,
                     chain_->info().config.tunnel_idle_timeout_ms);

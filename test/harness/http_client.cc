@@ -219,6 +219,14 @@ std::string RawConnection::readAll() {
   return all;
 }
 
+std::string RawConnection::readBytes(size_t n) {
+  while (buffer_.size() < n && fill(timeout_ms_)) {
+  }
+  std::string out = buffer_.substr(0, n);
+  buffer_.erase(0, out.size());
+  return out;
+}
+
 bool RawConnection::isClosed(int timeout_ms) {
   auto start = std::chrono::steady_clock::now();
   while (!eof_) {

@@ -95,6 +95,9 @@ class RawConnection {
   // Everything received until the peer closes (or the timeout passes), including bytes
   // received but not yet consumed by readResponse().
   std::string readAll();
+  // The next `n` bytes (those kept from earlier reads first), for protocols after an upgrade;
+  // fewer when the peer closes or the timeout passes first.
+  std::string readBytes(size_t n);
   // True when the peer has closed (FIN or reset) within `timeout_ms`. Bytes that arrive
   // meanwhile are kept for later reads.
   bool isClosed(int timeout_ms = 1000);

@@ -1,5 +1,5 @@
 // Message semantics through the real binary: bodiless responses (HEAD, 204, 304), HTTP/1.0
-// clients, absolute-form targets, Expect: 100-continue, declined upgrades.
+// clients, absolute-form targets, Expect: 100-continue, upgrades declined or not switched.
 #include <gtest/gtest.h>
 
 #include "test/integration/echo_fixture.h"
@@ -142,16 +142,19 @@ TEST_F(ProxyMessagesTest, ExpectContinueGetsInterim100ThenTheFinalResponse) {
   expectEchoOf(conn, "/gateway/echo/next");
 }
 
-TEST_F(ProxyMessagesTest, UpgradeRequestIsServedAsAPlainRequest) {
-  // sluice does not tunnel upgrades: the request goes upstream without Upgrade/Connection.
+TEST_F(ProxyMessagesTest, WebSocketUpgradeAnsweredWithoutSwitchingIsAPlainResponse) {
+  // The upgrade goes upstream (websocket is allowed by default); the echo backend does not
+  // switch, so its 200 is an ordinary response and the connection keeps parsing HTTP.
   RawConnection conn(port());
   ASSERT_TRUE(
       conn.send(get("/gateway/echo/ws", {{"Connection", "Upgrade"}, {"Upgrade", "websocket"}})));
   Response r = conn.readResponse();
   ASSERT_TRUE(r.complete) << r.error;
   EXPECT_EQ(r.status, 200);
-  EXPECT_TRUE(echoHeaderValues(r.body, "Upgrade").empty()) << r.body;
-  EXPECT_TRUE(echoHeaderValues(r.body, "Connection").empty()) << r.body;
+  EXPECT_EQ(echoHeaderValues(r.body, "Upgrade"), std::vector<std::string>{"websocket"}) << r.body;
+  EXPECT_EQ(echoHeaderValues(r.body, "Connection"), std::vector<std::string>{"upgrade"}) << r.body;
+  ASSERT_TRUE(conn.send(get("/gateway/echo/after")));
+  expectEchoOf(conn, "/gateway/echo/after");
 }
 
 TEST_F(ProxyMessagesTest, DeclinedUpgradeKeepsTheConnectionUsable) {

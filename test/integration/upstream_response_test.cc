@@ -117,8 +117,8 @@ TEST(UpstreamResponseTest, InterimResponsesAreNotSentToHttp10Clients) {
   EXPECT_EQ(r.body, "final");
 }
 
-TEST(UpstreamResponseTest, SwitchingProtocolsIs502) {
-  // sluice never forwards Upgrade, so a 101 can only come from a broken upstream.
+TEST(UpstreamResponseTest, SwitchingProtocolsToAPlainRequestIs502) {
+  // The request asked for no upgrade (RFC 9110 §15.2.2): a 101 comes from a broken upstream.
   expectBadResponseIs502(
       "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: upgrade\r\n\r\n");
 }
