@@ -33,6 +33,8 @@ class Library {
 
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
+  // FNV-1a 64 of the file's bytes as loaded (the name of its private content-addressed copy).
+  uint64_t contentHash() const { return content_hash_; }
   const sluice_plugin_descriptor& descriptor() const { return *descriptor_; }
   // The host table handed to this plugin's hooks (log tagged with the plugin's name).
   const sluice_host_api* hostApi() const { return &host_api_; }
@@ -99,6 +101,8 @@ class Loader {
     search_paths_ = std::move(search_paths);
   }
   const std::vector<std::string>& searchPaths() const { return search_paths_; }
+  // Every Library still open (something holds it), in load order.
+  std::vector<std::shared_ptr<const Library>> libraries() const;
 
  private:
   std::vector<std::string> search_paths_;

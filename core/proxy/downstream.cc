@@ -46,6 +46,7 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
                                            const sockaddr* peer, int)
     : runtime_(runtime),
       slot_(std::move(slot)),
+      stats_(slot_->chain->info().stats),
       parser_(http::Parser::Type::kRequest, this, slot_->chain->info().parser_limits) {
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
@@ -62,9 +63,8 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
                                                  &DownstreamConnection::onWriteFailed, this);
   event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
                this);
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_cx_total);
-  event::WorkerStats::inc(stats.downstream_cx_active);
+  stats_->cx_total.inc();
+  stats_->cx_active.inc();
 }
 
 DownstreamConnection::~DownstreamConnection() {
@@ -76,7 +76,7 @@ DownstreamConnection::~DownstreamConnection() {
   writer_.reset();  // before the bufferevent they hook into
   reader_.reset();
   if (bev_ != nullptr) bufferevent_free(bev_);
-  event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
+  stats_->cx_active.dec();
 }
 
 void DownstreamConnection::start() {
@@ -174,9 +174,8 @@ void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
 }
 
 void DownstreamConnection::badRequest(uint32_t status, const std::string& reason) {
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_rq_bad);
-  event::WorkerStats::inc(status >= 500 ? stats.downstream_rq_5xx : stats.downstream_rq_4xx);
+  stats_->refused.inc();
+  if (stream_ == nullptr) stats_->response(status);  // else the stream counts its reply
   SLUICE_LOG(kDebug, "refused request from ", client_address_, ": ", status, " ", reason);
   if (stream_ != nullptr) {
     // The request was already under way (a bad chunk or too much body mid-stream): the stream

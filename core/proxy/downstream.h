@@ -71,6 +71,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
 
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
+  std::shared_ptr<const stats::ListenerStats> stats_;  // the series it counts its connection in
   bufferevent* bev_ = nullptr;
   std::unique_ptr<event::DirectWrite> writer_;
   std::unique_ptr<event::DirectRead> reader_;

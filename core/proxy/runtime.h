@@ -14,6 +14,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/stats/families.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -27,6 +28,7 @@ struct ListenerInfo {
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
   http::ParserLimits parser_limits;
   config::Limits limits;
+  std::shared_ptr<const stats::ListenerStats> stats;  // never null
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table

@@ -96,8 +96,8 @@ void Stream::onRequestHead(http::MessageHead& head) {
   std::swap(request_, head);
   original_target_ = request_.target;
   head_request_ = request_.method == "HEAD";
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_rq_total);
+  start_us_ = internal::nowUs();
+  chain_->info().stats->received.inc();
 
   if (request_.method == "CONNECT") {
     gatewayError(501, "CONNECT is not supported");
@@ -302,17 +302,9 @@ void Stream::onRequestComplete() {
 void Stream::finish(bool close) {
   if (finished_) return;
   finished_ = true;
-  auto& stats = runtime_.worker().stats();
-  uint32_t st = response_.status;
-  if (st >= 500) {
-    event::WorkerStats::inc(stats.downstream_rq_5xx);
-  } else if (st >= 400) {
-    event::WorkerStats::inc(stats.downstream_rq_4xx);
-  } else if (st >= 300) {
-    event::WorkerStats::inc(stats.downstream_rq_3xx);
-  } else if (st >= 200) {
-    event::WorkerStats::inc(stats.downstream_rq_2xx);
-  }
+  const stats::ListenerStats& stats = *chain_->info().stats;
+  stats.response(response_.status);
+  stats.duration.observeMicros(internal::nowUs() - start_us_);
   callOnLog();
   conn_.onStreamDone(close);  // may deferDelete this stream
 }

@@ -58,6 +58,7 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
     info->config = l;
     info->limits = cfg.limits;
     info->parser_limits = parserLimits(cfg.limits);
+    info->stats = std::make_shared<const stats::ListenerStats>(l.name);
     bool ok = true;
     for (const config::PluginRef& ref : l.filters) {
       std::string error;
@@ -119,6 +120,7 @@ void buildClusters(const config::Config& cfg, plugin::Loader& loader, const Buil
       auto info = std::make_unique<upstream::ClusterInfo>();
       info->config = c;
       info->balancer = std::move(balancer);
+      info->stats = std::make_shared<const stats::ClusterStats>(c.name);
       built.info = event::mainThreadOwned(std::move(info));
     }
     out->clusters.push_back(std::move(built));

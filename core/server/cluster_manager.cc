@@ -25,6 +25,7 @@ std::shared_ptr<const upstream::ClusterInfo> ClusterManager::fromTemplate(
   info->config.name = name;
   info->config.endpoints.clear();
   info->balancer = tmpl.balancer;
+  info->stats = std::make_shared<const stats::ClusterStats>(name);
   return event::mainThreadOwned(std::move(info));
 }
 
@@ -65,7 +66,7 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
         continue;
       }
       entry.host =
-          std::make_shared<upstream::Host>(spec.address, reinterpret_cast<sockaddr*>(&ss), len);
+          std::make_shared<upstream::Host>(cluster, spec.address, reinterpret_cast<sockaddr*>(&ss), len);
     }
     entry.weight = spec.weight == 0 ? 1 : spec.weight;
     entry.zone = spec.zone;

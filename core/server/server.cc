@@ -11,6 +11,7 @@
 #include "core/server/admin.h"
 #include "core/server/config_watch.h"
 #include "core/server/listen.h"
+#include "core/stats/registry.h"
 
 namespace sluice::server {
 namespace {
@@ -105,9 +106,16 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   clusters_ = std::make_unique<ClusterManager>(
       [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
   runtimes_.resize(n);
+  // Every thread of ours writes its metrics into its own store (no contention, no RMW).
+  stats::Registry& registry = stats::defaultRegistry();
+  registry.bindThread(registry.newThreadStore());
   for (uint32_t i = 0; i < n; ++i) {
     event::Worker* w = workers_[i].get();
-    w->start([this, w, i] { runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w); });
+    stats::Store* store = registry.newThreadStore();
+    w->start([this, w, i, store, &registry] {
+      registry.bindThread(store);
+      runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w);
+    });
   }
   // Everything reaches the workers the way a reload does: clusters, then routes and listeners.
   std::vector<ClusterTemplate> templates;

@@ -13,6 +13,7 @@
 #include "core/config/config.h"
 #include "core/event/worker.h"
 #include "core/plugin/plugin.h"
+#include "core/stats/families.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -20,6 +21,7 @@ namespace sluice::upstream {
 struct ClusterInfo {
   config::Cluster config;
   std::shared_ptr<plugin::BalancerConfig> balancer;
+  std::shared_ptr<const stats::ClusterStats> stats;  // never null
 };
 
 class WorkerCluster {

@@ -42,13 +42,15 @@ UpstreamConnection::~UpstreamConnection() {
   writer_.reset();  // before the bufferevent they hook into
   reader_.reset();
   if (bev_ != nullptr) bufferevent_free(bev_);
+  host_->stats().cx_active.dec();
 }
 
 std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(event::Worker& worker,
                                                                 std::shared_ptr<Host> host,
                                                                 uint32_t connect_timeout_ms) {
   std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(worker, std::move(host)));
-  event::WorkerStats::inc(worker.stats().upstream_cx_total);
+  conn->host_->stats().cx_created.inc();
+  conn->host_->stats().cx_active.inc();
   conn->bev_ = bufferevent_socket_new(worker.base(), -1, BEV_OPT_CLOSE_ON_FREE);
   bufferevent_setcb(conn->bev_, &UpstreamConnection::onRead, &UpstreamConnection::onWrite,
                     &UpstreamConnection::onEvent, conn.get());
