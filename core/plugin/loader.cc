@@ -228,6 +228,7 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
   h.filter = kind == SLUICE_PLUGIN_KIND_FILTER ? tables_.filter : nullptr;
   h.balancer = kind == SLUICE_PLUGIN_KIND_BALANCER ? tables_.balancer : nullptr;
   h.discovery = kind == SLUICE_PLUGIN_KIND_DISCOVERY ? tables_.discovery : nullptr;
+  h.metrics = metricsApi();
   cache_.push_back(lib);
   return lib;
 }

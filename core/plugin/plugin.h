@@ -3,7 +3,9 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,8 @@
 #include "core/api/discovery.h"
 #include "core/api/filter.h"
 #include "core/config/config.h"
+#include "core/plugin/metrics.h"
+#include "core/stats/families.h"
 
 namespace sluice::plugin {
 
@@ -44,6 +48,11 @@ class Library {
   const sluice_balancer_plugin* balancer() const;
   const sluice_discovery_plugin* discovery() const;
 
+  // Where metrics declared now go: set by createFilter/createBalancer/createDiscovery around
+  // the plugin's config_create (main thread); nullptr outside it.
+  PluginMetrics* declaring() const { return declaring_; }
+  void setDeclaring(PluginMetrics* into) { declaring_ = into; }
+
   // Only the Loader makes Libraries: it alone can construct a Token.
   class Token {
     friend class Loader;
@@ -65,6 +74,7 @@ class Library {
   sluice_filter_plugin filter_hooks_{};
   sluice_balancer_plugin balancer_hooks_{};
   sluice_discovery_plugin discovery_hooks_{};
+  PluginMetrics* declaring_ = nullptr;
 };
 
 // Finds plugins by name in search paths and opens them, caching by resolved path and content.
@@ -110,16 +120,43 @@ class Loader {
   std::vector<std::weak_ptr<Library>> cache_;
 };
 
+// Plugin hooks whose failures are counted (sluice_plugin_hook_errors_total{plugin, hook}).
+enum class Hook { kWorkerCreate, kStreamCreate, kStopWithoutReply, kInstanceCreate, kStart };
+inline constexpr const char* kHookNames[] = {"worker_create", "stream_create",
+                                             "stop_without_reply", "instance_create", "start"};
+
 // A validated config instance of a plugin: config_create succeeded. config_destroy runs when
-// the last reference goes (the owner must make that happen on the main thread).
+// the last reference goes (the owner must make that happen on the main thread); the metrics its
+// config_create declared stay valid until config_destroy has returned.
 template <typename Hooks>
 class Instance {
  public:
-  Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name)
-      : library_(std::move(library)), hooks_(hooks), config_(config), name_(std::move(name)) {}
+  Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name,
+           PluginMetrics metrics = {})
+      : library_(std::move(library)),
+        hooks_(hooks),
+        config_(config),
+        name_(std::move(name)),
+        metrics_(std::move(metrics)) {
+    // The hooks of this kind that can fail, resolved now (counted later on any thread).
+    std::vector<Hook> fallible;
+    if constexpr (std::is_same_v<Hooks, sluice_filter_plugin>) {
+      fallible = {Hook::kWorkerCreate, Hook::kStreamCreate, Hook::kStopWithoutReply};
+    } else if constexpr (std::is_same_v<Hooks, sluice_balancer_plugin>) {
+      fallible = {Hook::kInstanceCreate};
+    } else {
+      fallible = {Hook::kStart};
+    }
+    for (Hook h : fallible) {
+      hook_errors_[static_cast<size_t>(h)] = stats::defaultRegistry().counter(
+          stats::kPluginHookErrors, {name_, kHookNames[static_cast<size_t>(h)]});
+    }
+  }
   ~Instance() {
     if (hooks_ != nullptr && hooks_->config_destroy != nullptr) hooks_->config_destroy(config_);
   }
+  // Counts a failure of `hook` (one of this kind's). Any thread; no lock.
+  void hookFailed(Hook hook) const { hook_errors_[static_cast<size_t>(hook)].inc(); }
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
 
@@ -133,6 +170,8 @@ class Instance {
   const Hooks* hooks_;
   void* config_;
   std::string name_;
+  PluginMetrics metrics_;
+  stats::Counter hook_errors_[std::size(kHookNames)];
 };
 
 using FilterConfig = Instance<sluice_filter_plugin>;

@@ -137,6 +137,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
       filter_self_[i] = hooks.stream_create(chain_->worker(i), handle());
       if (filter_self_[i] == nullptr) {
         filters_created_ = i;
+        chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
         gatewayError(500, "filter '" + chain_->name(i) + "' failed to start");
         return;
       }
@@ -169,6 +170,7 @@ void Stream::runRequestFilters(size_t from) {
         sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
                        !request_complete_ && request_.framing != http::Framing::kNone);
       } else {
+        chain_->info().filters[i]->hookFailed(plugin::Hook::kStopWithoutReply);
         gatewayError(500, "filter '" + chain_->name(i) + "' stopped without a reply");
       }
       return;

@@ -166,6 +166,7 @@ void Server::startDiscovery(size_t i) {
         for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
       });
   if (d.plugin->hooks().start(d.plugin->config(), sink->handle()) != 0) {
+    d.plugin->hookFailed(plugin::Hook::kStart);
     SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
                "their last endpoints");
     return;

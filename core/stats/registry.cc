@@ -220,6 +220,12 @@ Gauge Registry::gauge(const FamilySpec& family, const std::vector<std::string>& 
   return g;
 }
 
+Gauge Registry::sharedGauge(const FamilySpec& family, const std::vector<std::string>& values) {
+  Gauge g = gauge(family, values);
+  g.shared_ = true;
+  return g;
+}
+
 Histogram Registry::histogram(const FamilySpec& family, const std::vector<std::string>& values) {
   Histogram h;
   const FamilyData* data = nullptr;

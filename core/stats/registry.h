@@ -78,7 +78,9 @@ class Counter {
 };
 
 // Sums over threads: add() from several threads adds up; set() is meaningful only when one
-// thread owns the gauge (the value is that thread's store plus the others' adds).
+// thread owns the gauge (the value is that thread's store plus the others' adds) — or for a
+// gauge from Registry::sharedGauge, which is one atomic every thread updates (exact set(), but
+// each update is an atomic operation on a shared cache line).
 class Gauge {
  public:
   Gauge() = default;
@@ -89,8 +91,10 @@ class Gauge {
 
  private:
   friend class Registry;
+  const Store& store() const;
   const Registry* registry_ = nullptr;
   uint32_t slot_ = 0;
+  bool shared_ = false;
   std::shared_ptr<const Series> series_;
 };
 
@@ -121,6 +125,8 @@ class Registry {
   // name (kind, labels or buckets differ), the value count is wrong, or the slots ran out.
   Counter counter(const FamilySpec& family, const std::vector<std::string>& values);
   Gauge gauge(const FamilySpec& family, const std::vector<std::string>& values);
+  // A gauge kept in the shared store only (see Gauge).
+  Gauge sharedGauge(const FamilySpec& family, const std::vector<std::string>& values);
   Histogram histogram(const FamilySpec& family, const std::vector<std::string>& values);
   // Registers `family` (so it is exported, with no series yet). False when it clashes with a
   // family of the same name; *error says how.
@@ -144,6 +150,7 @@ class Registry {
   const Store& threadStore() const {
     return t_registry_ == this && t_store_ != nullptr ? *t_store_ : *shared_;
   }
+  const Store& sharedStore() const { return *shared_; }
 
   // Internal (registry.cc): a dead series gives its slots back (any thread, no registry lock).
   void release(uint32_t base, uint32_t size) const;
@@ -177,11 +184,14 @@ Registry& defaultRegistry();
 inline void Counter::inc(uint64_t n) const {
   if (registry_ != nullptr) registry_->threadStore().add(slot_, n);
 }
+inline const Store& Gauge::store() const {
+  return shared_ ? registry_->sharedStore() : registry_->threadStore();
+}
 inline void Gauge::add(int64_t delta) const {
-  if (registry_ != nullptr) registry_->threadStore().add(slot_, static_cast<uint64_t>(delta));
+  if (registry_ != nullptr) store().add(slot_, static_cast<uint64_t>(delta));
 }
 inline void Gauge::set(int64_t value) const {
-  if (registry_ != nullptr) registry_->threadStore().set(slot_, static_cast<uint64_t>(value));
+  if (registry_ != nullptr) store().set(slot_, static_cast<uint64_t>(value));
 }
 inline void Histogram::observeMicros(uint64_t micros) const {
   if (registry_ == nullptr) return;
