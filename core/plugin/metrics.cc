@@ -11,7 +11,9 @@ namespace {
 constexpr size_t kMaxName = 100;
 constexpr size_t kMaxLabels = 8;
 
-std::string str(sluice_str s) { return s.data == nullptr ? std::string() : std::string(s.data, s.len); }
+std::string str(sluice_str s) {
+  return s.data == nullptr ? std::string() : std::string(s.data, s.len);
+}
 
 sluice_metric* fail(sluice_error* err, const std::string& message) {
   if (err != nullptr && err->message != nullptr && err->capacity > 0) {
@@ -40,8 +42,8 @@ sluice_metric* declare(const void* host_ctx, const sluice_metric_spec* spec, slu
       (spec->label_count > 0 && (spec->label_names == nullptr || spec->label_values == nullptr))) {
     return fail(err, "metrics: '" + name + "': at most 8 labels, with names and values");
   }
-  stats::FamilySpec family{stats::Kind::kCounter, pluginMetricName(library->name(), name),
-                           str(spec->help), {}};
+  stats::FamilySpec family{
+      stats::Kind::kCounter, pluginMetricName(library->name(), name), str(spec->help), {}};
   std::vector<std::string> values;
   for (size_t i = 0; i < spec->label_count; ++i) {
     family.labels.push_back(str(spec->label_names[i]));

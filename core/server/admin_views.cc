@@ -111,12 +111,14 @@ std::string Admin::prometheusText() const {
   const std::string abi = std::to_string(SLUICE_ABI_MAJOR) + "." + std::to_string(SLUICE_ABI_MINOR);
   computed(&out, "sluice_build_info", "sluice version and plugin ABI (always 1).", Kind::kGauge,
            {{"version", kVersion}, {"abi", abi}}, 1);
-  computed(&out, "sluice_start_time_seconds", "When sluice started (Unix time).", Kind::kGauge,
-           {}, static_cast<double>(server_.startedAtUnix()));
+  computed(&out, "sluice_start_time_seconds", "When sluice started (Unix time).", Kind::kGauge, {},
+           static_cast<double>(server_.startedAtUnix()));
   computed(&out, "sluice_workers", "Worker threads.", Kind::kGauge, {},
            static_cast<double>(server_.workers().size()));
-  computed(&out, "sluice_config_version", "Version of the running config (1 at start, +1 per "
-           "applied reload).", Kind::kGauge, {}, static_cast<double>(server_.configVersion()));
+  computed(&out, "sluice_config_version",
+           "Version of the running config (1 at start, +1 per "
+           "applied reload).",
+           Kind::kGauge, {}, static_cast<double>(server_.configVersion()));
   computed(&out, "sluice_draining", "1 once a drain began.", Kind::kGauge, {}, draining_ ? 1 : 0);
   stats::appendHeader(&out, "sluice_reloads_total",
                       "Config reloads applied (ok) or refused (the old config kept serving).",
@@ -144,9 +146,10 @@ std::string Admin::configJson() const {
   out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
   if (server_.lastReloadAt() != 0) {
     out += "  \"last_reload\": {\"at\": " + std::to_string(server_.lastReloadAt()) +
-           ", \"ok\": " + (last.ok ? "true" : "false") + ", \"version\": " +
-           std::to_string(last.version) + ", \"changes\": " + jsonList(last.changes) +
-           ", \"errors\": " + jsonList(last.errors) + "},\n";
+           ", \"ok\": " + (last.ok ? "true" : "false") +
+           ", \"version\": " + std::to_string(last.version) +
+           ", \"changes\": " + jsonList(last.changes) + ", \"errors\": " + jsonList(last.errors) +
+           "},\n";
   }
   out += "  \"text\": \"" + proxy::jsonEscape(c.text) + "\"\n}\n";
   return out;

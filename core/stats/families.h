@@ -15,70 +15,98 @@ namespace sluice::stats {
 
 // ---- downstream, per listener
 inline const FamilySpec kDownstreamRequests{
-    Kind::kCounter, "sluice_downstream_requests_total",
+    Kind::kCounter,
+    "sluice_downstream_requests_total",
     "Responses sent to clients by status class (gateway-generated ones and codec refusals "
     "included).",
     {"listener", "status_class"}};
 inline const FamilySpec kDownstreamReceived{
-    Kind::kCounter, "sluice_downstream_requests_received_total",
-    "Requests whose head was valid (routed or answered locally).", {"listener"}};
+    Kind::kCounter,
+    "sluice_downstream_requests_received_total",
+    "Requests whose head was valid (routed or answered locally).",
+    {"listener"}};
 inline const FamilySpec kDownstreamRefused{
-    Kind::kCounter, "sluice_downstream_requests_refused_total",
-    "Requests refused by the HTTP codec (400, 408, 413, 414, 431, 505).", {"listener"}};
+    Kind::kCounter,
+    "sluice_downstream_requests_refused_total",
+    "Requests refused by the HTTP codec (400, 408, 413, 414, 431, 505).",
+    {"listener"}};
 inline const FamilySpec kDownstreamDuration{
-    Kind::kHistogram, "sluice_downstream_request_duration_seconds",
-    "Time from a valid request head to the end of its response.", {"listener"}};
-inline const FamilySpec kDownstreamCxTotal{Kind::kCounter, "sluice_downstream_connections_total",
-                                           "Client connections accepted.", {"listener"}};
-inline const FamilySpec kDownstreamCxActive{Kind::kGauge, "sluice_downstream_connections_active",
-                                            "Client connections open now.", {"listener"}};
+    Kind::kHistogram,
+    "sluice_downstream_request_duration_seconds",
+    "Time from a valid request head to the end of its response.",
+    {"listener"}};
+inline const FamilySpec kDownstreamCxTotal{Kind::kCounter,
+                                           "sluice_downstream_connections_total",
+                                           "Client connections accepted.",
+                                           {"listener"}};
+inline const FamilySpec kDownstreamCxActive{Kind::kGauge,
+                                            "sluice_downstream_connections_active",
+                                            "Client connections open now.",
+                                            {"listener"}};
 
 // ---- upstream, per cluster and host
 inline const FamilySpec kUpstreamRequests{
-    Kind::kCounter, "sluice_upstream_requests_total",
+    Kind::kCounter,
+    "sluice_upstream_requests_total",
     "Final response heads received from upstream hosts, by status class.",
     {"cluster", "host", "status_class"}};
 inline const FamilySpec kUpstreamLatency{
-    Kind::kHistogram, "sluice_upstream_response_time_seconds",
-    "Time from picking the host to receiving its final response head.", {"cluster", "host"}};
+    Kind::kHistogram,
+    "sluice_upstream_response_time_seconds",
+    "Time from picking the host to receiving its final response head.",
+    {"cluster", "host"}};
 inline const FamilySpec kUpstreamCxCreated{Kind::kCounter,
                                            "sluice_upstream_connections_created_total",
-                                           "Upstream connections opened.", {"cluster", "host"}};
+                                           "Upstream connections opened.",
+                                           {"cluster", "host"}};
 inline const FamilySpec kUpstreamCxReused{
-    Kind::kCounter, "sluice_upstream_connections_reused_total",
-    "Requests sent on a pooled keep-alive upstream connection.", {"cluster", "host"}};
+    Kind::kCounter,
+    "sluice_upstream_connections_reused_total",
+    "Requests sent on a pooled keep-alive upstream connection.",
+    {"cluster", "host"}};
 inline const FamilySpec kUpstreamCxActive{
-    Kind::kGauge, "sluice_upstream_connections_active",
-    "Upstream connections open now (busy or idle in the pool).", {"cluster", "host"}};
-inline const FamilySpec kUpstreamCxIdle{Kind::kGauge, "sluice_upstream_connections_idle",
+    Kind::kGauge,
+    "sluice_upstream_connections_active",
+    "Upstream connections open now (busy or idle in the pool).",
+    {"cluster", "host"}};
+inline const FamilySpec kUpstreamCxIdle{Kind::kGauge,
+                                        "sluice_upstream_connections_idle",
                                         "Upstream connections idle in the keep-alive pool.",
                                         {"cluster", "host"}};
-inline const FamilySpec kUpstreamConnectFailures{
-    Kind::kCounter, "sluice_upstream_connect_failures_total",
-    "Connects refused, unreachable or timed out.", {"cluster", "host"}};
-inline const FamilySpec kUpstreamTimeouts{
-    Kind::kCounter, "sluice_upstream_timeouts_total",
-    "Responses not started within response_timeout_ms.", {"cluster", "host"}};
+inline const FamilySpec kUpstreamConnectFailures{Kind::kCounter,
+                                                 "sluice_upstream_connect_failures_total",
+                                                 "Connects refused, unreachable or timed out.",
+                                                 {"cluster", "host"}};
+inline const FamilySpec kUpstreamTimeouts{Kind::kCounter,
+                                          "sluice_upstream_timeouts_total",
+                                          "Responses not started within response_timeout_ms.",
+                                          {"cluster", "host"}};
 inline const FamilySpec kUpstreamResets{
-    Kind::kCounter, "sluice_upstream_resets_total",
-    "Upstream connections reset, or answering badly, during an exchange.", {"cluster", "host"}};
+    Kind::kCounter,
+    "sluice_upstream_resets_total",
+    "Upstream connections reset, or answering badly, during an exchange.",
+    {"cluster", "host"}};
 
 // ---- per cluster
-inline const FamilySpec kUpstreamRetries{Kind::kCounter, "sluice_upstream_retries_total",
+inline const FamilySpec kUpstreamRetries{Kind::kCounter,
+                                         "sluice_upstream_retries_total",
                                          "Attempts retried (on another host, or on a fresh "
                                          "connection after a stale keep-alive one).",
                                          {"cluster"}};
-inline const FamilySpec kUpstreamNoHost{
-    Kind::kCounter, "sluice_upstream_no_healthy_host_total",
-    "Requests answered 503 because the balancer found no host.", {"cluster"}};
+inline const FamilySpec kUpstreamNoHost{Kind::kCounter,
+                                        "sluice_upstream_no_healthy_host_total",
+                                        "Requests answered 503 because the balancer found no host.",
+                                        {"cluster"}};
 
 // ---- process
 inline const FamilySpec kDiscoveryUpdates{
-    Kind::kCounter, "sluice_discovery_updates_total",
+    Kind::kCounter,
+    "sluice_discovery_updates_total",
     "Snapshots published by discovery plugins (result: accepted or refused).",
     {"discovery", "result"}};
 inline const FamilySpec kPluginHookErrors{
-    Kind::kCounter, "sluice_plugin_hook_errors_total",
+    Kind::kCounter,
+    "sluice_plugin_hook_errors_total",
     "Plugin hooks that failed (returned NULL or an error, or stopped without a reply).",
     {"plugin", "hook"}};
 

@@ -1,8 +1,8 @@
 #include "core/stats/registry.h"
 
 #include <cmath>
-#include <new>
 #include <iterator>
+#include <new>
 #include <set>
 
 #include "core/common/log.h"
@@ -22,9 +22,9 @@ struct Series {
 
 struct Registry::FamilyData {
   FamilySpec spec;
-  Buckets buckets;                     // histograms: the bounds, in the family's unit
+  Buckets buckets;                      // histograms: the bounds, in the family's unit
   std::vector<uint64_t> bounds_micros;  // the same, in micro-units (what observe compares)
-  uint32_t slots = 1;                  // per series: 1, or buckets + 1 (+Inf) + 1 (sum)
+  uint32_t slots = 1;                   // per series: 1, or buckets + 1 (+Inf) + 1 (sum)
   std::map<std::vector<std::string>, std::weak_ptr<const Series>> series;
 };
 
@@ -54,8 +54,8 @@ std::string checkSpec(const FamilySpec& f) {
 }  // namespace
 
 const Buckets& latencyBuckets() {
-  static const Buckets kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-                                   0.1,    0.25,  0.5,    1,     2.5,  5,     10,   30, 60};
+  static const Buckets kBuckets = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
+                                   0.25,   0.5,   1,      2.5,   5,    10,    30,   60};
   return kBuckets;
 }
 

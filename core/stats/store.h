@@ -35,8 +35,7 @@ class Store {
   // The slots from `slot` to the end of its chunk. The slot's chunk must exist (the Registry
   // guarantees it for every slot it handed out).
   std::atomic<uint64_t>* slots(uint32_t slot) const {
-    return chunks_[slot >> kChunkBits].load(std::memory_order_acquire) +
-           (slot & (kChunkSlots - 1));
+    return chunks_[slot >> kChunkBits].load(std::memory_order_acquire) + (slot & (kChunkSlots - 1));
   }
   // Adds `n` (wrapping: a gauge adds a negative delta as its two's complement).
   void add(std::atomic<uint64_t>& v, uint64_t n) const {

@@ -35,9 +35,7 @@ const char* kindName(Kind kind) {
 
 bool isMetricName(std::string_view name) { return isName(name, true); }
 
-bool isLabelName(std::string_view name) {
-  return isName(name, false) && name.substr(0, 2) != "__";
-}
+bool isLabelName(std::string_view name) { return isName(name, false) && name.substr(0, 2) != "__"; }
 
 std::string escapeLabelValue(std::string_view value) {
   std::string out;

@@ -46,21 +46,23 @@ class AdminTest : public ::testing::Test {
 TEST_F(AdminTest, PostNeedsTheBearerTokenGetsStayOpen) {
   Response none = httpRequest(admin(), "POST", "/reload");
   EXPECT_EQ(none.status, 401);
-  EXPECT_EQ(none.header("WWW-Authenticate").rfind("Bearer", 0), 0u) << none.header("WWW-Authenticate");
+  EXPECT_EQ(none.header("WWW-Authenticate").rfind("Bearer", 0), 0u)
+      << none.header("WWW-Authenticate");
   EXPECT_EQ(httpRequest(admin(), "POST", "/reload", {{"Authorization", "Bearer wrong"}}).status,
             401);
   EXPECT_EQ(httpRequest(admin(), "POST", "/reload",
                         {{"Authorization", std::string("Bearer ") + kToken + "x"}})
                 .status,
             401);
-  EXPECT_EQ(httpRequest(admin(), "POST", "/reload", {{"Authorization", std::string("Basic ") + kToken}})
-                .status,
-            401);
+  EXPECT_EQ(
+      httpRequest(admin(), "POST", "/reload", {{"Authorization", std::string("Basic ") + kToken}})
+          .status,
+      401);
   EXPECT_EQ(httpRequest(admin(), "POST", "/drain").status, 401);
   EXPECT_EQ(gateway_->process().running(), true);
 
-  Response ok = httpRequest(admin(), "POST", "/reload",
-                            {{"Authorization", std::string("Bearer ") + kToken}});
+  Response ok =
+      httpRequest(admin(), "POST", "/reload", {{"Authorization", std::string("Bearer ") + kToken}});
   EXPECT_EQ(ok.status, 200) << ok.body;
   EXPECT_NE(ok.body.find("\"ok\": true"), std::string::npos) << ok.body;
 
@@ -90,8 +92,8 @@ TEST_F(AdminTest, PluginsListsLoadedPluginsWithAbiFileAndHash) {
 TEST_F(AdminTest, PostDrainDrainsAndExitsLikeSigterm) {
   EXPECT_EQ(httpGet(admin(), "/drain").status, 405);  // GET does not drain
   ASSERT_EQ(httpGet(gateway_->port(), "/gateway/echo/x").status, 200);
-  Response r = httpRequest(admin(), "POST", "/drain",
-                           {{"Authorization", std::string("Bearer ") + kToken}});
+  Response r =
+      httpRequest(admin(), "POST", "/drain", {{"Authorization", std::string("Bearer ") + kToken}});
   EXPECT_EQ(r.status, 202);
   EXPECT_NE(r.body.find("\"draining\": true"), std::string::npos) << r.body;
   EXPECT_EQ(gateway_->process().waitExit(10000), 0) << gateway_->process().outputTail();

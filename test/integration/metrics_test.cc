@@ -97,9 +97,10 @@ class MetricsTest : public ::testing::Test {
 
 TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
   // The start-up probe (waitForPort) connected once already.
-  const int connections_before = std::atoi(
-      sample(scrape(gateway_->adminPort()), "sluice_downstream_connections_total{listener=\"edge\"}")
-          .c_str());
+  const int connections_before =
+      std::atoi(sample(scrape(gateway_->adminPort()),
+                       "sluice_downstream_connections_total{listener=\"edge\"}")
+                    .c_str());
   for (int i = 0; i < kRequests; ++i) {
     ASSERT_EQ(httpGet(gateway_->port(), "/gateway/echo/item/" + std::to_string(i)).status, 200);
   }
@@ -114,18 +115,22 @@ TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
   EXPECT_EQ(eventually(admin, "sluice_downstream_connections_active{listener=\"edge\"}", "0"), "0");
   std::string text = scrape(admin);
   const std::string edge = "{listener=\"edge\"}";
-  EXPECT_EQ(sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"2xx\"}"),
-            std::to_string(kRequests));
-  EXPECT_EQ(sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"4xx\"}"),
-            "1");
-  EXPECT_EQ(sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"5xx\"}"),
-            "2");
+  EXPECT_EQ(
+      sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"2xx\"}"),
+      std::to_string(kRequests));
+  EXPECT_EQ(
+      sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"4xx\"}"),
+      "1");
+  EXPECT_EQ(
+      sample(text, "sluice_downstream_requests_total{listener=\"edge\",status_class=\"5xx\"}"),
+      "2");
   EXPECT_EQ(sample(text, "sluice_downstream_requests_received_total" + edge),
             std::to_string(total));
   EXPECT_EQ(sample(text, "sluice_downstream_request_duration_seconds_count" + edge),
             std::to_string(total));
-  EXPECT_EQ(sample(text, "sluice_downstream_request_duration_seconds_bucket{listener=\"edge\","
-                         "le=\"+Inf\"}"),
+  EXPECT_EQ(sample(text,
+                   "sluice_downstream_request_duration_seconds_bucket{listener=\"edge\","
+                   "le=\"+Inf\"}"),
             std::to_string(total));
   EXPECT_EQ(sample(text, "sluice_downstream_connections_total" + edge),
             std::to_string(connections_before + total));
@@ -138,10 +143,10 @@ TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
   EXPECT_EQ(sample(text, "sluice_upstream_connect_failures_total{" + dead + "}"), "1");
   EXPECT_EQ(sample(text, "sluice_upstream_no_healthy_host_total{cluster=\"empty\"}"), "1");
   // Every upstream connection was either created or reused, once per request that went out.
-  int created = std::atoi(sample(text, "sluice_upstream_connections_created_total{" + host + "}")
-                              .c_str());
-  int reused = std::atoi(sample(text, "sluice_upstream_connections_reused_total{" + host + "}")
-                             .c_str());
+  int created =
+      std::atoi(sample(text, "sluice_upstream_connections_created_total{" + host + "}").c_str());
+  int reused =
+      std::atoi(sample(text, "sluice_upstream_connections_reused_total{" + host + "}").c_str());
   EXPECT_GE(created, 1);
   EXPECT_EQ(created + reused, kRequests);
 
@@ -162,7 +167,8 @@ TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
 
   if (!havePromtool()) {
     // Under CI the check is required: a missing package must not pass silently.
-    if (onCi()) FAIL() << "promtool is missing (Debian package prometheus: tools/install_deps --test)";
+    if (onCi())
+      FAIL() << "promtool is missing (Debian package prometheus: tools/install_deps --test)";
     GTEST_SKIP() << "promtool not installed (Debian package prometheus)";
   }
   EXPECT_EQ(promtoolCheck(text), "");

@@ -107,15 +107,13 @@ class Metrics {
     declare(SLUICE_METRIC_COUNTER, name, help, labels, {}, &c.api_, &c.metric_);
     return c;
   }
-  Gauge gauge(std::string_view name, std::string_view help,
-              const MetricLabels& labels = {}) const {
+  Gauge gauge(std::string_view name, std::string_view help, const MetricLabels& labels = {}) const {
     Gauge g;
     declare(SLUICE_METRIC_GAUGE, name, help, labels, {}, &g.api_, &g.metric_);
     return g;
   }
   // `buckets`: upper bounds, ascending (+Inf implied); empty = 0.5 ms .. 60 s in seconds.
-  Histogram histogram(std::string_view name, std::string_view help,
-                      const MetricLabels& labels = {},
+  Histogram histogram(std::string_view name, std::string_view help, const MetricLabels& labels = {},
                       const std::vector<double>& buckets = {}) const {
     Histogram h;
     declare(SLUICE_METRIC_HISTOGRAM, name, help, labels, buckets, &h.api_, &h.metric_);

@@ -108,10 +108,10 @@ TEST(Registry, GaugesAddAcrossThreadsAndSharedGaugesSetExactly) {
 TEST(Registry, HistogramBucketsSumAndCount) {
   Registry r;
   Histogram h = r.histogram(kLatency, {"a"});
-  h.observeMicros(100);      // 0.0001 s  → le 0.0005
-  h.observeMicros(500);      // exactly on a bound: counted in that bucket
-  h.observe(0.003);          // → le 0.005
-  h.observe(120);            // beyond the last bound → +Inf only
+  h.observeMicros(100);  // 0.0001 s  → le 0.0005
+  h.observeMicros(500);  // exactly on a bound: counted in that bucket
+  h.observe(0.003);      // → le 0.005
+  h.observe(120);        // beyond the last bound → +Inf only
   std::string text = scrape(r);
   const std::string p = "test_latency_seconds_bucket{host=\"a\",le=";
   EXPECT_EQ(sample(text, p + "\"0.0005\"}"), "2");

@@ -15,8 +15,8 @@ struct ProbeConfig {
   ProbeConfig(const sluice::sdk::ConfigNode& node, const sluice::sdk::Host& host) {
     node.requireOnlyKeys({"level"});
     sluice::sdk::Metrics metrics(host);
-    requests = metrics.counter("requests_total", "Requests seen by the probe.",
-                               {{"path_class", "any"}});
+    requests =
+        metrics.counter("requests_total", "Requests seen by the probe.", {{"path_class", "any"}});
     level = metrics.gauge("level", "The configured level.");
     work = metrics.histogram("work_seconds", "Pretend work per request.");
     level.set(node.getInt("level", 0, -1000, 1000));
