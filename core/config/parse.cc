@@ -37,8 +37,8 @@ void readTokenFile(const Field& field, Context& ctx, Config* config) {
   std::ifstream in(config->admin_token_file, std::ios::binary);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   if (!in.is_open() || in.bad()) {
-    ctx.error(field.mark, cat(field.label, ": cannot read '", config->admin_token_file, "': ",
-                              std::strerror(errno)));
+    ctx.error(field.mark, cat(field.label, ": cannot read '", config->admin_token_file,
+                              "': ", std::strerror(errno)));
     return;
   }
   const char* kSpace = " \t\r\n\v\f";
@@ -51,7 +51,7 @@ void readTokenFile(const Field& field, Context& ctx, Config* config) {
 }
 
 void parseAdmin(const Field& field, Context& ctx, Config* config) {
-  if (field.value.IsNull()) return;           // `admin:` with nothing: no admin listener
+  if (field.value.IsNull()) return;          // `admin:` with nothing: no admin listener
   config->admin_address = "127.0.0.1:9901";  // loopback unless told otherwise
   forEachField(field, "admin", {"address", "token_file"}, ctx, [&](const Field& f) {
     if (f.key == "address") {

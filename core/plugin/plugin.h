@@ -5,8 +5,8 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/api/balancer.h"
@@ -122,8 +122,8 @@ class Loader {
 
 // Plugin hooks whose failures are counted (sluice_plugin_hook_errors_total{plugin, hook}).
 enum class Hook { kWorkerCreate, kStreamCreate, kStopWithoutReply, kInstanceCreate, kStart };
-inline constexpr const char* kHookNames[] = {"worker_create", "stream_create",
-                                             "stop_without_reply", "instance_create", "start"};
+inline constexpr const char* kHookNames[] = {"worker_create", "stream_create", "stop_without_reply",
+                                             "instance_create", "start"};
 
 // A validated config instance of a plugin: config_create succeeded. config_destroy runs when
 // the last reference goes (the owner must make that happen on the main thread); the metrics its

@@ -65,8 +65,8 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
         errors->push_back("cluster '" + cluster + "': " + error);
         continue;
       }
-      entry.host =
-          std::make_shared<upstream::Host>(cluster, spec.address, reinterpret_cast<sockaddr*>(&ss), len);
+      entry.host = std::make_shared<upstream::Host>(cluster, spec.address,
+                                                    reinterpret_cast<sockaddr*>(&ss), len);
     }
     entry.weight = spec.weight == 0 ? 1 : spec.weight;
     entry.zone = spec.zone;

@@ -57,7 +57,8 @@ void ConnPool::remove(UpstreamConnection* conn) {
 }
 
 void ConnPool::clear() {
-  for (const auto& [host, list] : idle_) host->stats().cx_idle.add(-static_cast<int64_t>(list.size()));
+  for (const auto& [host, list] : idle_)
+    host->stats().cx_idle.add(-static_cast<int64_t>(list.size()));
   idle_.clear();
 }
 

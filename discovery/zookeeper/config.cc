@@ -180,13 +180,15 @@ ZookeeperConfig::ZookeeperConfig(const sdk::ConfigNode& node, const sdk::Host& h
                               "Nodes that could not be read (bad URL, JSON, port or name) in the "
                               "last snapshot built.",
                               labels);
-  metrics.skipped = m.gauge(
-      "skipped_nodes", "Nodes read but not used (disabled, not UP, other protocol) in the last "
-                       "snapshot built.", labels);
+  metrics.skipped =
+      m.gauge("skipped_nodes",
+              "Nodes read but not used (disabled, not UP, other protocol) in the last "
+              "snapshot built.",
+              labels);
   metrics.connected =
       m.gauge("session_connected", "1 while connected to ZooKeeper, else 0.", labels);
-  metrics.session_expirations = m.counter(
-      "session_expirations_total", "ZooKeeper sessions lost (expired or refused).", labels);
+  metrics.session_expirations = m.counter("session_expirations_total",
+                                          "ZooKeeper sessions lost (expired or refused).", labels);
 }
 
 }  // namespace sluice::zookeeper
