@@ -96,11 +96,6 @@ class MetricsTest : public ::testing::Test {
 };
 
 TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
-  // The start-up probe (waitForPort) connected once already.
-  const int connections_before =
-      std::atoi(sample(scrape(gateway_->adminPort()),
-                       "sluice_downstream_connections_total{listener=\"edge\"}")
-                    .c_str());
   for (int i = 0; i < kRequests; ++i) {
     ASSERT_EQ(httpGet(gateway_->port(), "/gateway/echo/item/" + std::to_string(i)).status, 200);
   }
@@ -132,8 +127,12 @@ TEST_F(MetricsTest, ScrapeAfterTrafficHasExactValuesAndPassesPromtool) {
                    "sluice_downstream_request_duration_seconds_bucket{listener=\"edge\","
                    "le=\"+Inf\"}"),
             std::to_string(total));
-  EXPECT_EQ(sample(text, "sluice_downstream_connections_total" + edge),
-            std::to_string(connections_before + total));
+  // One connection per request, plus the harness's start-up probe (waitForPort) when sluice
+  // accepted it before it closed.
+  const int connections =
+      std::atoi(sample(text, "sluice_downstream_connections_total" + edge).c_str());
+  EXPECT_GE(connections, total);
+  EXPECT_LE(connections, total + 1);
   EXPECT_EQ(sample(text, "sluice_downstream_requests_refused_total" + edge), "0");
 
   EXPECT_EQ(sample(text, "sluice_upstream_requests_total{" + host + ",status_class=\"2xx\"}"),
