@@ -64,7 +64,8 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void startAttempt();
   void flushPending();
   evbuffer* requestSink();
-  void endAttempt(sluice_outcome outcome);
+  // Returns the attempt's latency (pick → now) in µs; 0 when no attempt was active.
+  uint64_t endAttempt(sluice_outcome outcome);
   void dropUpstream();
   bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
@@ -103,6 +104,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   std::shared_ptr<upstream::WorkerCluster> cluster_;
   bool expect_continue_ = false;
   bool head_request_ = false;
+  uint64_t start_us_ = 0;  // when the request head arrived (monotonic µs)
 
   // Upstream attempt.
   std::unique_ptr<upstream::UpstreamConnection> upstream_;

@@ -13,6 +13,7 @@
 #include "core/server/cert_watch.h"
 #include "core/server/config_watch.h"
 #include "core/server/listen.h"
+#include "core/stats/registry.h"
 
 namespace sluice::server {
 namespace {
@@ -116,9 +117,16 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   clusters_ = std::make_unique<ClusterManager>(
       [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
   runtimes_.resize(n);
+  // Every thread of ours writes its metrics into its own store (no contention, no RMW).
+  stats::Registry& registry = stats::defaultRegistry();
+  registry.bindThread(registry.newThreadStore());
   for (uint32_t i = 0; i < n; ++i) {
     event::Worker* w = workers_[i].get();
-    w->start([this, w, i] { runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w); });
+    stats::Store* store = registry.newThreadStore();
+    w->start([this, w, i, store, &registry] {
+      registry.bindThread(store);
+      runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w);
+    });
   }
   // Everything reaches the workers the way a reload does: clusters, then routes and listeners.
   std::vector<ClusterTemplate> templates;
@@ -170,6 +178,7 @@ void Server::startDiscovery(size_t i) {
         for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
       });
   if (d.plugin->hooks().start(d.plugin->config(), sink->handle()) != 0) {
+    d.plugin->hookFailed(plugin::Hook::kStart);
     SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
                "their last endpoints");
     return;

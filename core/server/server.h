@@ -57,7 +57,11 @@ class Server {
   // `trigger` names the cause in logs ("SIGHUP", "admin", "file watch").
   ReloadResult reload(const std::string& trigger, bool dry_run);
 
+  // Graceful drain (as SIGTERM); a second call stops at once.
+  void drain(const char* why) { beginDrain(why); }
+
   // For the admin endpoint.
+  const plugin::Loader& loader() const { return *loader_; }
   const std::vector<std::unique_ptr<event::Worker>>& workers() const { return workers_; }
   const Built& built() const { return built_; }
   const ClusterManager& clusterManager() const { return *clusters_; }
