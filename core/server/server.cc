@@ -10,8 +10,7 @@
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
-#include "core/server/cert_watch.h"
-#include "core/server/config_watch.h"
+#include "core/server/file_watch.h"
 #include "core/server/listen.h"
 #include "core/stats/registry.h"
 
