@@ -27,7 +27,8 @@ extern "C" {
 #endif
 
 #define SLUICE_ABI_MAJOR 1u
-#define SLUICE_ABI_MINOR 0u
+/* 1.1: sluice_host_api.metrics (plugin metrics). */
+#define SLUICE_ABI_MINOR 1u
 
 /* Name of the one symbol a plugin exports (see SLUICE_PLUGIN_EXPORT in the SDK). */
 #define SLUICE_PLUGIN_ENTRY_SYMBOL "sluice_plugin_entry"
@@ -94,6 +95,72 @@ typedef struct sluice_error {
   uint32_t column;
 } sluice_error;
 
+/* ---- Metrics (ABI 1.1) ----
+ *
+ * A plugin declares its metrics while its config instance is being created (from config_create,
+ * on the main thread) and updates them from any hook on any thread until config_destroy returns.
+ * Each declaration is one series: a name, a help text, and label names with their values, fixed
+ * at declaration: a plugin cannot create label values at run time (declare one series per value
+ * of a small, known set instead). The host exports it as `sluice_plugin_<plugin>_<name>` in
+ * GET /stats/prometheus (the plugin's name with every character other than [A-Za-z0-9_] made
+ * '_'), with a `_bucket`/`_sum`/`_count` triple for histograms.
+ *
+ * Cost of an update: a counter or histogram update on a sluice worker or the main thread is a
+ * plain load and store in that thread's own memory (a few ns, no contention); on a thread of the
+ * plugin's own (a discovery client's) it is an atomic read-modify-write on memory shared by
+ * such threads (~20 ns uncontended). A gauge is one atomic shared by every thread (its set must
+ * be exact), so each update is an atomic operation on a shared cache line: keep gauges off the
+ * per-request path of filters and balancers. */
+
+typedef uint32_t sluice_metric_kind;
+#define SLUICE_METRIC_COUNTER 1u   /* only grows: add(delta >= 0) */
+#define SLUICE_METRIC_GAUGE 2u     /* goes up and down: set(), add(any delta) */
+#define SLUICE_METRIC_HISTOGRAM 3u /* observe(value): fixed buckets, a sum and a count */
+
+/* Opaque handle to one declared series. Valid from its declare() until the config_destroy of the
+ * config instance whose config_create declared it has returned. */
+typedef struct sluice_metric sluice_metric;
+
+/* What declare() takes. Everything is borrowed for the call (the host copies it). */
+typedef struct sluice_metric_spec {
+  uint32_t struct_size; /* sizeof(sluice_metric_spec) */
+  sluice_metric_kind kind;
+  /* [A-Za-z_][A-Za-z0-9_]*, at most 100 bytes, e.g. "publications_total" (counters should end
+   * in _total, durations in _seconds). */
+  sluice_str name;
+  sluice_str help; /* one line, shown in # HELP */
+  /* label_count (at most 8) label names ([A-Za-z_][A-Za-z0-9_]*, not "le", no leading "__")
+   * and their values (any UTF-8; escaped by the host). May be NULL when label_count is 0. */
+  const sluice_str* label_names;
+  const sluice_str* label_values;
+  size_t label_count;
+  /* Histograms: bucket upper bounds, ascending, finite, >= 0, at most 64 (+Inf is implied).
+   * NULL/0 = the host's latency buckets in seconds (0.0005 .. 60). Ignored for other kinds. */
+  const double* buckets;
+  size_t bucket_count;
+} sluice_metric_spec;
+
+/* sluice_host_api.metrics: NULL on hosts older than ABI 1.1. */
+typedef struct sluice_metrics_api {
+  uint32_t struct_size;
+  /* Declares one series. Main thread, only while a config_create of this plugin runs (pass the
+   * host_ctx of that call's sluice_host_api). Declaring the same name with the same label values
+   * again (in this config_create or a later one, e.g. after a reload) returns a handle to the same
+   * series, so values carry on across reloads. Returns NULL, with a message in `err` (may be
+   * NULL) when: called outside config_create, a bad name, label or bucket list, or the name is
+   * already declared with another kind, other label names or other buckets. */
+  sluice_metric* (*declare)(const void* host_ctx, const sluice_metric_spec* spec,
+                            sluice_error* err);
+  /* Counter: adds `delta` (negative deltas are ignored). Gauge: adds `delta` (may be negative).
+   * Histogram: ignored. Any thread. NULL `metric` is ignored. */
+  void (*add)(sluice_metric* metric, int64_t delta);
+  /* Gauge: sets the value. Other kinds: ignored. Any thread. */
+  void (*set)(sluice_metric* metric, int64_t value);
+  /* Histogram: counts one observation of `value` (in the metric's unit, e.g. seconds; negative
+   * counts as 0; kept with 6 decimal places). Other kinds: ignored. Any thread. */
+  void (*observe)(sluice_metric* metric, double value);
+} sluice_metrics_api;
+
 /* Callbacks the host gives every plugin. Owned by the host, valid until the plugin is unloaded.
  * Every function here may be called from any thread unless stated. */
 typedef struct sluice_host_api {
@@ -112,6 +179,8 @@ typedef struct sluice_host_api {
   const struct sluice_filter_host_api* filter;
   const struct sluice_balancer_host_api* balancer;
   const struct sluice_discovery_host_api* discovery;
+  /* ABI 1.1: plugin metrics (see sluice_metrics_api). Read it only when struct_size covers it. */
+  const sluice_metrics_api* metrics;
 } sluice_host_api;
 
 /* What a plugin's entry point returns. The pointer must stay valid while the .so is loaded. */

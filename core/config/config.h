@@ -160,8 +160,11 @@ struct Discovery {
 struct Config {
   std::string file;           // path it was read from ("<embedded>" for the built-in demo)
   uint32_t workers = 0;       // 0 = auto (number of cores)
-  std::string admin_address;  // "" = no admin listener; no listener may share its address
-  Mark admin_mark;            // where admin.address was written
+  std::string admin_address;  // "" = no admin listener; `admin:` alone = 127.0.0.1:9901;
+                              // no listener may share its address
+  Mark admin_mark;            // where admin.address was written (or the admin key)
+  std::string admin_token_file;  // absolute; "" = POST endpoints need no token
+  std::string admin_token;       // its content, surrounding whitespace trimmed (never empty)
   std::vector<std::string> plugin_paths;  // absolute after load (relative ones are resolved
                                           // against the config file's directory)
   Limits limits;

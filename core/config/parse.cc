@@ -2,6 +2,11 @@
 // references are in parse_cluster.cc.
 #include "core/config/parse.h"
 
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+
 namespace sluice::config::internal {
 namespace {
 
@@ -19,12 +24,44 @@ void parseWorkers(const Field& field, Context& ctx, uint32_t* out) {
   *out = static_cast<uint32_t>(value);
 }
 
+// The admin token: the file's content without surrounding whitespace; a missing, unreadable or
+// empty file is an error at the `token_file` value.
+void readTokenFile(const Field& field, Context& ctx, Config* config) {
+  std::string path;
+  if (!readString(field, ctx, &path)) return;
+  if (path.empty()) {
+    ctx.error(field.mark, cat(field.label, ": empty path"));
+    return;
+  }
+  config->admin_token_file = resolvePath(ctx, path);
+  std::ifstream in(config->admin_token_file, std::ios::binary);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (!in.is_open() || in.bad()) {
+    ctx.error(field.mark, cat(field.label, ": cannot read '", config->admin_token_file,
+                              "': ", std::strerror(errno)));
+    return;
+  }
+  const char* kSpace = " \t\r\n\v\f";
+  size_t first = text.find_first_not_of(kSpace);
+  if (first == std::string::npos) {
+    ctx.error(field.mark, cat(field.label, ": '", config->admin_token_file, "' is empty"));
+    return;
+  }
+  config->admin_token = text.substr(first, text.find_last_not_of(kSpace) - first + 1);
+}
+
 void parseAdmin(const Field& field, Context& ctx, Config* config) {
-  forEachField(field, "admin", {"address"}, ctx, [&](const Field& f) {
-    config->admin_mark = f.mark;
-    readAddress(f, ctx, &config->admin_address);
+  if (field.value.IsNull()) return;          // `admin:` with nothing: no admin listener
+  config->admin_address = "127.0.0.1:9901";  // loopback unless told otherwise
+  config->admin_mark = field.mark;
+  forEachField(field, "admin", {"address", "token_file"}, ctx, [&](const Field& f) {
+    if (f.key == "address") {
+      config->admin_mark = f.mark;
+      readAddress(f, ctx, &config->admin_address);
+    } else {
+      readTokenFile(f, ctx, config);
+    }
   });
-  if (!field.value.IsNull()) requireFields(field, {"address"}, ctx);
 }
 
 void parsePluginPaths(const Field& field, Context& ctx, Config* config) {

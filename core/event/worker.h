@@ -5,7 +5,6 @@
 
 #include <event2/event.h>
 
-#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -22,42 +21,6 @@ namespace sluice::event {
 class Deletable {
  public:
   virtual ~Deletable() = default;
-};
-
-// Counters one worker updates without atomics' contention (only this worker writes; the admin
-// reads with relaxed loads). Names follow Envoy's stats where one exists.
-struct WorkerStats {
-  std::atomic<uint64_t> downstream_cx_total{0};
-  std::atomic<uint64_t> downstream_cx_active{0};
-  std::atomic<uint64_t> downstream_rq_total{0};
-  std::atomic<uint64_t> downstream_rq_1xx{0};
-  std::atomic<uint64_t> downstream_rq_2xx{0};
-  std::atomic<uint64_t> downstream_rq_3xx{0};
-  std::atomic<uint64_t> downstream_rq_4xx{0};
-  std::atomic<uint64_t> downstream_rq_5xx{0};
-  std::atomic<uint64_t> downstream_rq_bad{0};  // refused by the codec (400/413/414/431/505)
-  std::atomic<uint64_t> upstream_cx_total{0};
-  std::atomic<uint64_t> upstream_cx_connect_fail{0};
-  std::atomic<uint64_t> upstream_cx_reused{0};
-  std::atomic<uint64_t> upstream_rq_timeout{0};
-  std::atomic<uint64_t> upstream_rq_retry{0};
-  std::atomic<uint64_t> upstream_rq_reset{0};
-  // Upgraded connections (101 Switching Protocols) tunnelling bytes: open now / ever opened.
-  std::atomic<uint64_t> tunnels_active{0};
-  std::atomic<uint64_t> tunnels_total{0};
-  // Downstream TLS handshakes: completed (full / resumed) and failed by reason (the index is
-  // tls::HandshakeFailure; tls::failureLabel names it).
-  static constexpr int kTlsFailureReasons = 8;
-  std::atomic<uint64_t> tls_handshakes_full{0};
-  std::atomic<uint64_t> tls_handshakes_resumed{0};
-  std::atomic<uint64_t> tls_handshakes_failed[kTlsFailureReasons] = {};
-
-  static void inc(std::atomic<uint64_t>& c) {
-    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-  static void dec(std::atomic<uint64_t>& c) {
-    c.store(c.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
-  }
 };
 
 class Worker {
@@ -80,8 +43,6 @@ class Worker {
 
   uint32_t index() const { return index_; }
   event_base* base() const { return base_; }
-  WorkerStats& stats() { return stats_; }
-  const WorkerStats& stats() const { return stats_; }
   // True on this worker's own thread.
   bool isCurrentThread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
@@ -106,7 +67,6 @@ class Worker {
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<Deletable>> to_delete_;
   std::thread thread_;
-  WorkerStats stats_;
   uint64_t rng_[4];
 };
 

@@ -20,7 +20,10 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
   ConfigTree tree(ref.config);
   char message[1024] = "";
   sluice_error err{message, sizeof(message), 0, 0};
+  PluginMetrics metrics;
+  library->setDeclaring(&metrics);
   void* config = hooks->config_create(library->hostApi(), tree.root(), &err);
+  library->setDeclaring(nullptr);
   if (config == nullptr) {
     message[sizeof(message) - 1] = '\0';
     // Point at the node the plugin named, else at its config block, else at the plugin entry.
@@ -37,7 +40,8 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
              "): " + (message[0] != '\0' ? message : "refused its config (no reason given)");
     return nullptr;
   }
-  return std::make_shared<Instance<Hooks>>(std::move(library), hooks, config, ref.name);
+  return std::make_shared<Instance<Hooks>>(std::move(library), hooks, config, ref.name,
+                                           std::move(metrics));
 }
 
 }  // namespace

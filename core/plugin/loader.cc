@@ -142,6 +142,14 @@ const sluice_discovery_plugin* Library::discovery() const {
 Loader::Loader(std::vector<std::string> search_paths, HostTables tables)
     : search_paths_(std::move(search_paths)), tables_(tables) {}
 
+std::vector<std::shared_ptr<const Library>> Loader::libraries() const {
+  std::vector<std::shared_ptr<const Library>> out;
+  for (const auto& weak : cache_) {
+    if (auto lib = weak.lock()) out.push_back(std::move(lib));
+  }
+  return out;
+}
+
 std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugin_kind kind,
                                       std::string* error) {
   const std::string at = internal::where(ref.mark) + ": plugin '" + ref.name + "'";
@@ -220,6 +228,7 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
   h.filter = kind == SLUICE_PLUGIN_KIND_FILTER ? tables_.filter : nullptr;
   h.balancer = kind == SLUICE_PLUGIN_KIND_BALANCER ? tables_.balancer : nullptr;
   h.discovery = kind == SLUICE_PLUGIN_KIND_DISCOVERY ? tables_.discovery : nullptr;
+  h.metrics = metricsApi();
   cache_.push_back(lib);
   return lib;
 }

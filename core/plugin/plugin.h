@@ -3,8 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "core/api/balancer.h"
@@ -12,6 +14,8 @@
 #include "core/api/discovery.h"
 #include "core/api/filter.h"
 #include "core/config/config.h"
+#include "core/plugin/metrics.h"
+#include "core/stats/families.h"
 
 namespace sluice::plugin {
 
@@ -33,6 +37,8 @@ class Library {
 
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
+  // FNV-1a 64 of the file's bytes as loaded (the name of its private content-addressed copy).
+  uint64_t contentHash() const { return content_hash_; }
   const sluice_plugin_descriptor& descriptor() const { return *descriptor_; }
   // The host table handed to this plugin's hooks (log tagged with the plugin's name).
   const sluice_host_api* hostApi() const { return &host_api_; }
@@ -41,6 +47,11 @@ class Library {
   const sluice_filter_plugin* filter() const;
   const sluice_balancer_plugin* balancer() const;
   const sluice_discovery_plugin* discovery() const;
+
+  // Where metrics declared now go: set by createFilter/createBalancer/createDiscovery around
+  // the plugin's config_create (main thread); nullptr outside it.
+  PluginMetrics* declaring() const { return declaring_; }
+  void setDeclaring(PluginMetrics* into) { declaring_ = into; }
 
   // Only the Loader makes Libraries: it alone can construct a Token.
   class Token {
@@ -63,6 +74,7 @@ class Library {
   sluice_filter_plugin filter_hooks_{};
   sluice_balancer_plugin balancer_hooks_{};
   sluice_discovery_plugin discovery_hooks_{};
+  PluginMetrics* declaring_ = nullptr;
 };
 
 // Finds plugins by name in search paths and opens them, caching by resolved path and content.
@@ -99,6 +111,8 @@ class Loader {
     search_paths_ = std::move(search_paths);
   }
   const std::vector<std::string>& searchPaths() const { return search_paths_; }
+  // Every Library still open (something holds it), in load order.
+  std::vector<std::shared_ptr<const Library>> libraries() const;
 
  private:
   std::vector<std::string> search_paths_;
@@ -106,16 +120,43 @@ class Loader {
   std::vector<std::weak_ptr<Library>> cache_;
 };
 
+// Plugin hooks whose failures are counted (sluice_plugin_hook_errors_total{plugin, hook}).
+enum class Hook { kWorkerCreate, kStreamCreate, kStopWithoutReply, kInstanceCreate, kStart };
+inline constexpr const char* kHookNames[] = {"worker_create", "stream_create", "stop_without_reply",
+                                             "instance_create", "start"};
+
 // A validated config instance of a plugin: config_create succeeded. config_destroy runs when
-// the last reference goes (the owner must make that happen on the main thread).
+// the last reference goes (the owner must make that happen on the main thread); the metrics its
+// config_create declared stay valid until config_destroy has returned.
 template <typename Hooks>
 class Instance {
  public:
-  Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name)
-      : library_(std::move(library)), hooks_(hooks), config_(config), name_(std::move(name)) {}
+  Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name,
+           PluginMetrics metrics = {})
+      : library_(std::move(library)),
+        hooks_(hooks),
+        config_(config),
+        name_(std::move(name)),
+        metrics_(std::move(metrics)) {
+    // The hooks of this kind that can fail, resolved now (counted later on any thread).
+    std::vector<Hook> fallible;
+    if constexpr (std::is_same_v<Hooks, sluice_filter_plugin>) {
+      fallible = {Hook::kWorkerCreate, Hook::kStreamCreate, Hook::kStopWithoutReply};
+    } else if constexpr (std::is_same_v<Hooks, sluice_balancer_plugin>) {
+      fallible = {Hook::kInstanceCreate};
+    } else {
+      fallible = {Hook::kStart};
+    }
+    for (Hook h : fallible) {
+      hook_errors_[static_cast<size_t>(h)] = stats::defaultRegistry().counter(
+          stats::kPluginHookErrors, {name_, kHookNames[static_cast<size_t>(h)]});
+    }
+  }
   ~Instance() {
     if (hooks_ != nullptr && hooks_->config_destroy != nullptr) hooks_->config_destroy(config_);
   }
+  // Counts a failure of `hook` (one of this kind's). Any thread; no lock.
+  void hookFailed(Hook hook) const { hook_errors_[static_cast<size_t>(hook)].inc(); }
   Instance(const Instance&) = delete;
   Instance& operator=(const Instance&) = delete;
 
@@ -129,6 +170,8 @@ class Instance {
   const Hooks* hooks_;
   void* config_;
   std::string name_;
+  PluginMetrics metrics_;
+  stats::Counter hook_errors_[std::size(kHookNames)];
 };
 
 using FilterConfig = Instance<sluice_filter_plugin>;

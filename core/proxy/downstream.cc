@@ -47,6 +47,7 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
                                            const sockaddr* peer, int)
     : runtime_(runtime),
       slot_(std::move(slot)),
+      stats_(slot_->chain->info().stats),
       parser_(http::Parser::Type::kRequest, this, slot_->chain->info().parser_limits) {
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
@@ -73,9 +74,8 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
                                                   options, handlers);
   event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
                this);
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_cx_total);
-  event::WorkerStats::inc(stats.downstream_cx_active);
+  stats_->cx_total.inc();
+  stats_->cx_active.inc();
 }
 
 DownstreamConnection::~DownstreamConnection() {
@@ -90,7 +90,7 @@ DownstreamConnection::~DownstreamConnection() {
     stream_.reset();
   }
   transport_.reset();
-  event::WorkerStats::dec(runtime_.worker().stats().downstream_cx_active);
+  stats_->cx_active.dec();
 }
 
 void DownstreamConnection::start() {
@@ -196,9 +196,8 @@ void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
 }
 
 void DownstreamConnection::badRequest(uint32_t status, const std::string& reason) {
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_rq_bad);
-  event::WorkerStats::inc(status >= 500 ? stats.downstream_rq_5xx : stats.downstream_rq_4xx);
+  stats_->refused.inc();
+  if (stream_ == nullptr) stats_->response(status);  // else the stream counts its reply
   SLUICE_LOG(kDebug, "refused request from ", client_address_, ": ", status, " ", reason);
   if (stream_ != nullptr) {
     // The request was already under way (a bad chunk or too much body mid-stream): the stream
@@ -280,6 +279,7 @@ void DownstreamConnection::startTunnel(std::unique_ptr<event::Transport> upstrea
   options.idle_timeout_ms = idle_timeout_ms;
   options.downstream_ended = input_ended_;
   options.upstream_ended = upstream_ended;
+  options.stats = stats_;
   Tunnel::Callbacks callbacks;
   callbacks.on_done = &DownstreamConnection::onTunnelDone;
   callbacks.arg = this;
@@ -323,9 +323,7 @@ void DownstreamConnection::onHandshakeDone() {
   if (tls_ == nullptr) return;
   tls_info_ = std::make_unique<tls::ConnectionInfo>();
   tls_->describe(tls_info_.get(), listenerInfo().tls->verifiesClients());
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(tls_info_->resumed ? stats.tls_handshakes_resumed
-                                             : stats.tls_handshakes_full);
+  (tls_info_->resumed ? stats_->tls_resumed : stats_->tls_full).inc();
 }
 
 void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
@@ -367,9 +365,8 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   if (!self->handshake_done_ && self->tls_ != nullptr && self->state_ == State::kActive) {
     tls::HandshakeFailure why =
         (what & BEV_EVENT_TIMEOUT) != 0 ? tls::HandshakeFailure::kTimeout : self->tls_->failure();
-    static_assert(tls::kHandshakeFailureCount <= event::WorkerStats::kTlsFailureReasons);
-    event::WorkerStats::inc(
-        self->runtime_.worker().stats().tls_handshakes_failed[static_cast<int>(why)]);
+    size_t i = static_cast<size_t>(why);
+    if (i < self->stats_->tls_failed.size()) self->stats_->tls_failed[i].inc();
     SLUICE_LOG(kDebug, "TLS handshake from ", self->client_address_,
                " failed: ", self->transport_->lastError());
   }

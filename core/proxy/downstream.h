@@ -95,6 +95,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
 
   std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
+  std::shared_ptr<const stats::ListenerStats> stats_;  // the series it counts its connection in
   std::unique_ptr<event::Transport> transport_;
   tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
   std::unique_ptr<tls::ConnectionInfo> tls_info_;

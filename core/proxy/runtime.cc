@@ -12,6 +12,7 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
   for (const auto& f : info_->filters) {
     void* w = f->hooks().worker_create(f->config(), worker_index);
     if (w == nullptr) {
+      f->hookFailed(plugin::Hook::kWorkerCreate);
       SLUICE_LOG(kError, "filter '", f->name(), "' failed to create its worker instance; ",
                  "requests through listener '", info_->config.name, "' answer 500");
     }

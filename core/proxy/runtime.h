@@ -16,6 +16,7 @@
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
 #include "core/tls/server_context.h"
+#include "core/stats/families.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -31,6 +32,7 @@ struct ListenerInfo {
   config::Limits limits;
   std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
   std::vector<std::shared_ptr<const accesslog::Sink>> access_logs;  // one line per request each
+  std::shared_ptr<const stats::ListenerStats> stats;  // never null
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table

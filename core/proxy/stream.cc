@@ -107,8 +107,8 @@ void Stream::onRequestHead(http::MessageHead& head) {
   info_.method = request_.method;
   info_.path = original_target_;
   info_.protocol = protocolName(request_.version_minor);
-  auto& stats = runtime_.worker().stats();
-  event::WorkerStats::inc(stats.downstream_rq_total);
+  start_us_ = internal::nowUs();
+  chain_->info().stats->received.inc();
 
   if (request_.method == "CONNECT") {
     gatewayError(501, "CONNECT is not supported");
@@ -159,6 +159,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
       filter_self_[i] = hooks.stream_create(chain_->worker(i), handle());
       if (filter_self_[i] == nullptr) {
         filters_created_ = i;
+        chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
         gatewayError(500, "filter '" + chain_->name(i) + "' failed to start");
         return;
       }
@@ -192,6 +193,7 @@ void Stream::runRequestFilters(size_t from) {
         sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
                        !request_complete_ && request_.framing != http::Framing::kNone);
       } else {
+        chain_->info().filters[i]->hookFailed(plugin::Hook::kStopWithoutReply);
         gatewayError(500, "filter '" + chain_->name(i) + "' stopped without a reply");
       }
       return;
@@ -331,17 +333,9 @@ void Stream::onRequestComplete() {
 void Stream::finish(bool close) {
   if (finished_) return;
   finished_ = true;
-  auto& stats = runtime_.worker().stats();
-  uint32_t st = response_.status;
-  if (st >= 500) {
-    event::WorkerStats::inc(stats.downstream_rq_5xx);
-  } else if (st >= 400) {
-    event::WorkerStats::inc(stats.downstream_rq_4xx);
-  } else if (st >= 300) {
-    event::WorkerStats::inc(stats.downstream_rq_3xx);
-  } else if (st >= 200) {
-    event::WorkerStats::inc(stats.downstream_rq_2xx);
-  }
+  const stats::ListenerStats& stats = *chain_->info().stats;
+  stats.response(response_.status);
+  stats.duration.observeMicros(internal::nowUs() - start_us_);
   callOnLog();
   conn_.onStreamDone(close);  // may deferDelete this stream
 }

@@ -68,7 +68,8 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   void startAttempt();
   void flushPending();
   evbuffer* requestSink();
-  void endAttempt(sluice_outcome outcome);
+  // Returns the attempt's latency (pick → now) in µs; 0 when no attempt was active.
+  uint64_t endAttempt(sluice_outcome outcome);
   void dropUpstream();
   bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
@@ -116,6 +117,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   // request (any Upgrade it had is stripped like every hop-by-hop field).
   std::string upgrade_;
   bool switching_ = false;  // the upstream's 101 went downstream; the tunnel starts next
+  uint64_t start_us_ = 0;  // when the request head arrived (monotonic µs)
 
   // Upstream attempt.
   std::unique_ptr<upstream::UpstreamConnection> upstream_;

@@ -30,8 +30,13 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
     }
     return 0;
   }
-  if (attempt_active_) info_.upstream_us = static_cast<int64_t>(nowUs() - attempt_start_us_);
-  endAttempt(head.status >= 500 ? SLUICE_OUTCOME_HTTP_5XX : SLUICE_OUTCOME_SUCCESS);
+  const bool attempted = attempt_active_;
+  uint64_t latency_us =
+      endAttempt(head.status >= 500 ? SLUICE_OUTCOME_HTTP_5XX : SLUICE_OUTCOME_SUCCESS);
+  if (attempted) {
+    info_.upstream_us = static_cast<int64_t>(latency_us);
+    host_->stats().response(head.status, latency_us);
+  }
   // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
   response_.status = head.status;
   response_.reason.swap(head.reason);

@@ -83,7 +83,7 @@ void Stream::onUpstreamSwitched() {
     return;
   }
   finished_ = true;  // the HTTP exchange is over; the tunnel logs it when it ends
-  event::WorkerStats::inc(runtime_.worker().stats().downstream_rq_1xx);
+  chain_->info().stats->response(101);
   SLUICE_LOG(kDebug, request_.method, " ", original_target_, " from ", conn_.clientAddress(),
              ": switched to ",
              request_.headers.get("upgrade") ? *request_.headers.get("upgrade") : std::string("?"));

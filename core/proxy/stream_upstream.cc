@@ -46,6 +46,7 @@ void Stream::startAttempt() {
   int64_t index = cluster_->pick(ctx);
   if (index < 0) {
     info_.setFlag(kNoHealthyHost);
+    cluster_->info().stats->no_healthy_host.inc();
     gatewayError(503, "no healthy upstream host in cluster '" + cluster_->name() + "'");
     return;
   }
@@ -98,13 +99,15 @@ void Stream::onUpstreamWritable() {
   }
 }
 
-void Stream::endAttempt(sluice_outcome outcome) {
-  if (!attempt_active_) return;
+uint64_t Stream::endAttempt(sluice_outcome outcome) {
+  if (!attempt_active_) return 0;
   attempt_active_ = false;
   host_->activeRequests().fetch_sub(1, std::memory_order_relaxed);
+  const uint64_t latency_us = nowUs() - attempt_start_us_;
   if (cluster_ != nullptr && cluster_->hosts()->version() == host_set_version_) {
-    cluster_->onResult(host_index_, outcome, nowUs() - attempt_start_us_);
+    cluster_->onResult(host_index_, outcome, latency_us);
   }
+  return latency_us;
 }
 
 bool Stream::staleConnection(upstream::UpstreamError error) const {
@@ -129,20 +132,22 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
     dropUpstream();
     return;
   }
-  auto& stats = runtime_.worker().stats();
   bool stale = staleConnection(error);
   bool retry = stale || retryable(error);
   SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
              cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
   endAttempt(outcomeFor(error));
   if (!stale) info_.setFlag(responseFlagFor(error));  // a stale pooled connection is no failure
-  if (error == upstream::UpstreamError::kConnectFailed ||
-      error == upstream::UpstreamError::kConnectTimeout) {
-    event::WorkerStats::inc(stats.upstream_cx_connect_fail);
-  } else if (error == upstream::UpstreamError::kTimeout) {
-    event::WorkerStats::inc(stats.upstream_rq_timeout);
-  } else {
-    event::WorkerStats::inc(stats.upstream_rq_reset);
+  if (host_ != nullptr) {
+    const stats::HostStats& hs = host_->stats();
+    if (error == upstream::UpstreamError::kConnectFailed ||
+        error == upstream::UpstreamError::kConnectTimeout) {
+      hs.connect_failures.inc();
+    } else if (error == upstream::UpstreamError::kTimeout) {
+      hs.timeouts.inc();
+    } else {
+      hs.resets.inc();
+    }
   }
   bool resend_head = sent_upstream_;
   dropUpstream();
@@ -153,7 +158,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
     } else {
       --retries_left_;
     }
-    event::WorkerStats::inc(stats.upstream_rq_retry);
+    cluster_->info().stats->retries.inc();
     ++info_.retries;
     if (resend_head) {
       evbuffer_drain(pending_, evbuffer_get_length(pending_));

@@ -31,15 +31,14 @@ Tunnel::Tunnel(event::Worker& worker, std::unique_ptr<event::Transport> downstre
 
 Tunnel::~Tunnel() {
   event_del(&idle_timer_);
-  if (started_ && !ended_) event::WorkerStats::dec(worker_.stats().tunnels_active);
+  if (started_ && !ended_) options_.stats->tunnels_active.dec();
 }
 
 void Tunnel::start() {
   if (started_) return;
   started_ = true;
-  auto& stats = worker_.stats();
-  event::WorkerStats::inc(stats.tunnels_total);
-  event::WorkerStats::inc(stats.tunnels_active);
+  options_.stats->tunnels_total.inc();
+  options_.stats->tunnels_active.inc();
   for (Side* side : {&down_, &up_}) {
     event::Transport::Handlers h;
     h.on_data = &Tunnel::onData;
@@ -119,7 +118,7 @@ void Tunnel::finish(End why) {
   event_del(&idle_timer_);
   down_.transport->stop();
   up_.transport->stop();
-  if (started_) event::WorkerStats::dec(worker_.stats().tunnels_active);
+  if (started_) options_.stats->tunnels_active.dec();
   Result r;
   r.bytes_from_downstream = down_.bytes_read;
   r.bytes_from_upstream = up_.bytes_read;

@@ -27,6 +27,7 @@
 
 #include "core/event/transport.h"
 #include "core/event/worker.h"
+#include "core/stats/families.h"
 
 namespace sluice::proxy {
 
@@ -46,9 +47,10 @@ class Tunnel {
     End end = End::kClosed;
   };
   struct Options {
-    uint32_t idle_timeout_ms = 3600000;  // 0: none
-    bool downstream_ended = false;       // the client had already sent its FIN
-    bool upstream_ended = false;         // the upstream had already sent its FIN
+    uint32_t idle_timeout_ms = 3600000;                 // 0: none
+    bool downstream_ended = false;                      // the client had already sent its FIN
+    bool upstream_ended = false;                        // the upstream had already sent its FIN
+    std::shared_ptr<const stats::ListenerStats> stats;  // counts the tunnel (never null)
   };
   struct Callbacks {
     void (*on_done)(void* arg, const Result& result) = nullptr;
@@ -66,7 +68,7 @@ class Tunnel {
   Tunnel& operator=(const Tunnel&) = delete;
 
   // Moves the buffered bytes, starts reading both sides and the idle timer; counts the tunnel
-  // in WorkerStats. May end the tunnel (on_done) before returning.
+  // in the listener's stats. May end the tunnel (on_done) before returning.
   void start();
   // Closes both sides now (no flushing) and reports `why` through on_done; no-op once ended.
   void close(End why);

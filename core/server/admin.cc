@@ -2,6 +2,7 @@
 
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
+#include <openssl/crypto.h>
 #include <openssl/sha.h>
 
 #include <algorithm>
@@ -11,8 +12,7 @@
 #include "core/accesslog/registry.h"
 #include "core/proxy/local_reply.h"
 #include "core/server/server.h"
-#include "core/tls/tls_io.h"
-#include "core/upstream/host.h"
+#include "core/stats/text_format.h"
 
 namespace sluice::server {
 namespace {
@@ -58,23 +58,21 @@ bool dryRunAsked(const char* uri) {
   return asked;
 }
 
+// SHA-256 of `text`, so two strings compare in constant time whatever their lengths.
+void digest(std::string_view text, unsigned char out[SHA256_DIGEST_LENGTH]) {
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), out);
+}
+
+constexpr char kPaths[] =
+    "{\"error\":\"unknown admin path\",\"paths\":[\"/healthz\",\"/ready\",\"/stats\","
+    "\"/stats/prometheus\",\"/clusters\",\"/config\",\"/plugins\",\"POST /reload\","
+    "\"POST /drain\"]}\n";
+
 std::string reloadJson(const ReloadResult& r) {
   return std::string("{\"ok\": ") + (r.ok ? "true" : "false") +
          ", \"dry_run\": " + (r.dry_run ? "true" : "false") +
          ", \"version\": " + std::to_string(r.version) + ", \"changes\": " + jsonList(r.changes) +
          ", \"errors\": " + jsonList(r.errors) + "}\n";
-}
-
-std::string sha256Hex(const std::string& text) {
-  unsigned char digest[SHA256_DIGEST_LENGTH];
-  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
 }
 
 }  // namespace
@@ -109,155 +107,86 @@ void Admin::onRequest(evhttp_request* req, void* arg) {
   const char* uri = evhttp_request_get_uri(req);
   std::string path = uri != nullptr ? uri : "/";
   path = path.substr(0, path.find('?'));
-  if (path == "/ready") {
-    if (self->draining_) {
+  const bool post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
+  if (post && !self->authorized(req)) {
+    evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
+                      "Bearer realm=\"sluice admin\"");
+    reply(req, 401, "Unauthorized",
+          "{\"error\":\"POST endpoints need Authorization: Bearer <admin token>\"}\n",
+          "application/json");
+    return;
+  }
+  self->handle(req, path, post);
+}
+
+void Admin::handle(evhttp_request* req, const std::string& path, bool post) {
+  if (path == "/healthz") {
+    reply(req, 200, "OK", "ok\n", "text/plain");
+  } else if (path == "/ready") {
+    if (draining_) {
       reply(req, 503, "Service Unavailable", "draining\n", "text/plain");
     } else {
       reply(req, 200, "OK", "ready\n", "text/plain");
     }
   } else if (path == "/stats") {
-    reply(req, 200, "OK", self->statsJson(), "application/json");
+    reply(req, 200, "OK", statsJson(), "application/json");
+  } else if (path == "/stats/prometheus") {
+    reply(req, 200, "OK", prometheusText(), stats::kPrometheusContentType);
   } else if (path == "/clusters") {
-    reply(req, 200, "OK", self->clustersJson(), "application/json");
+    reply(req, 200, "OK", clustersJson(), "application/json");
   } else if (path == "/config") {
-    reply(req, 200, "OK", self->configJson(), "application/json");
-  } else if (path == "/reload") {
-    if (evhttp_request_get_command(req) != EVHTTP_REQ_POST) {
-      reply(req, 405, "Method Not Allowed", "{\"error\":\"use POST /reload\"}\n",
+    reply(req, 200, "OK", configJson(), "application/json");
+  } else if (path == "/plugins") {
+    reply(req, 200, "OK", pluginsJson(), "application/json");
+  } else if (path == "/reload" || path == "/drain") {
+    if (!post) {
+      reply(req, 405, "Method Not Allowed", "{\"error\":\"use POST " + path + "\"}\n",
             "application/json");
       return;
     }
-    bool dry_run = dryRunAsked(uri);
-    ReloadResult r = self->server_.reload("admin", dry_run);
+    if (path == "/drain") {
+      drain(req);
+      return;
+    }
+    bool dry_run = dryRunAsked(evhttp_request_get_uri(req));
+    ReloadResult r = server_.reload("admin", dry_run);
     reply(req, r.ok ? 200 : 400, r.ok ? "OK" : "Bad Request", reloadJson(r), "application/json");
   } else {
-    reply(req, 404, "Not Found",
-          "{\"error\":\"unknown admin path\",\"paths\":[\"/ready\",\"/stats\",\"/clusters\","
-          "\"/config\",\"POST /reload\"]}\n",
-          "application/json");
+    reply(req, 404, "Not Found", kPaths, "application/json");
   }
 }
 
-std::string Admin::statsJson() const {
-  event::WorkerStats sum;
-  auto add = [](std::atomic<uint64_t>& to, const std::atomic<uint64_t>& from) {
-    to.store(to.load(std::memory_order_relaxed) + from.load(std::memory_order_relaxed),
-             std::memory_order_relaxed);
-  };
-  for (const auto& w : server_.workers()) {
-    const event::WorkerStats& s = w->stats();
-    add(sum.downstream_cx_total, s.downstream_cx_total);
-    add(sum.downstream_cx_active, s.downstream_cx_active);
-    add(sum.downstream_rq_total, s.downstream_rq_total);
-    add(sum.downstream_rq_1xx, s.downstream_rq_1xx);
-    add(sum.downstream_rq_2xx, s.downstream_rq_2xx);
-    add(sum.downstream_rq_3xx, s.downstream_rq_3xx);
-    add(sum.downstream_rq_4xx, s.downstream_rq_4xx);
-    add(sum.downstream_rq_5xx, s.downstream_rq_5xx);
-    add(sum.downstream_rq_bad, s.downstream_rq_bad);
-    add(sum.upstream_cx_total, s.upstream_cx_total);
-    add(sum.upstream_cx_connect_fail, s.upstream_cx_connect_fail);
-    add(sum.upstream_cx_reused, s.upstream_cx_reused);
-    add(sum.upstream_rq_timeout, s.upstream_rq_timeout);
-    add(sum.upstream_rq_retry, s.upstream_rq_retry);
-    add(sum.upstream_rq_reset, s.upstream_rq_reset);
-    add(sum.tunnels_active, s.tunnels_active);
-    add(sum.tunnels_total, s.tunnels_total);
-    add(sum.tls_handshakes_full, s.tls_handshakes_full);
-    add(sum.tls_handshakes_resumed, s.tls_handshakes_resumed);
-    for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
-      add(sum.tls_handshakes_failed[i], s.tls_handshakes_failed[i]);
-    }
+bool Admin::authorized(evhttp_request* req) const {
+  const std::string& token = server_.built().config->admin_token;
+  if (token.empty()) return true;
+  const char* header = evhttp_find_header(evhttp_request_get_input_headers(req), "Authorization");
+  if (header == nullptr) return false;
+  std::string_view value(header);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() < kScheme.size()) return false;
+  for (size_t i = 0; i < kScheme.size(); ++i) {
+    if (tolower(static_cast<unsigned char>(value[i])) != kScheme[i]) return false;
   }
-  auto v = [](const std::atomic<uint64_t>& a) { return std::to_string(a.load()); };
-  std::string out = "{\n";
-  out += "  \"workers\": " + std::to_string(server_.workers().size()) + ",\n";
-  out += "  \"started_at\": " + std::to_string(server_.startedAtUnix()) + ",\n";
-  out += "  \"draining\": " + std::string(draining_ ? "true" : "false") + ",\n";
-  out += "  \"config_version\": " + std::to_string(server_.configVersion()) + ",\n";
-  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
-  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
-  {
-    std::vector<uint64_t> t(server_.reloadApplyTimes().begin(), server_.reloadApplyTimes().end());
-    std::sort(t.begin(), t.end());
-    auto pct = [&](double p) -> uint64_t {
-      return t.empty() ? 0 : t[static_cast<size_t>(p * static_cast<double>(t.size() - 1))];
-    };
-    out += "  \"reload_apply_us_p50\": " + std::to_string(pct(0.5)) + ",\n";
-    out += "  \"reload_apply_us_p99\": " + std::to_string(pct(0.99)) + ",\n";
-    out += "  \"reload_apply_us_max\": " + std::to_string(t.empty() ? 0 : t.back()) + ",\n";
-  }
-  out += "  \"downstream_cx_total\": " + v(sum.downstream_cx_total) + ",\n";
-  out += "  \"downstream_cx_active\": " + v(sum.downstream_cx_active) + ",\n";
-  out += "  \"downstream_rq_total\": " + v(sum.downstream_rq_total) + ",\n";
-  out += "  \"downstream_rq_1xx\": " + v(sum.downstream_rq_1xx) + ",\n";
-  out += "  \"downstream_rq_2xx\": " + v(sum.downstream_rq_2xx) + ",\n";
-  out += "  \"downstream_rq_3xx\": " + v(sum.downstream_rq_3xx) + ",\n";
-  out += "  \"downstream_rq_4xx\": " + v(sum.downstream_rq_4xx) + ",\n";
-  out += "  \"downstream_rq_5xx\": " + v(sum.downstream_rq_5xx) + ",\n";
-  out += "  \"downstream_rq_bad\": " + v(sum.downstream_rq_bad) + ",\n";
-  out += "  \"upstream_cx_total\": " + v(sum.upstream_cx_total) + ",\n";
-  out += "  \"upstream_cx_connect_fail\": " + v(sum.upstream_cx_connect_fail) + ",\n";
-  out += "  \"upstream_cx_reused\": " + v(sum.upstream_cx_reused) + ",\n";
-  out += "  \"upstream_rq_timeout\": " + v(sum.upstream_rq_timeout) + ",\n";
-  out += "  \"upstream_rq_retry\": " + v(sum.upstream_rq_retry) + ",\n";
-  out += "  \"upstream_rq_reset\": " + v(sum.upstream_rq_reset) + ",\n";
-  out += "  \"tunnels_active\": " + v(sum.tunnels_active) + ",\n";
-  out += "  \"tunnels_total\": " + v(sum.tunnels_total) + ",\n";
-  out += "  \"tls_handshakes_full\": " + v(sum.tls_handshakes_full) + ",\n";
-  out += "  \"tls_handshakes_resumed\": " + v(sum.tls_handshakes_resumed);
-  for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
-    out += std::string(",\n  \"tls_handshakes_failed_") +
-           tls::failureLabel(static_cast<tls::HandshakeFailure>(i)) +
-           "\": " + v(sum.tls_handshakes_failed[i]);
-  }
-  out += ",\n";
-  out +=
-      "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
-  out += "}\n";
-  return out;
+  value.remove_prefix(kScheme.size());
+  while (!value.empty() && value.front() == ' ') value.remove_prefix(1);
+  while (!value.empty() && value.back() == ' ') value.remove_suffix(1);
+  unsigned char want[SHA256_DIGEST_LENGTH];
+  unsigned char got[SHA256_DIGEST_LENGTH];
+  digest(token, want);
+  digest(value, got);
+  return CRYPTO_memcmp(want, got, sizeof(want)) == 0;
 }
 
-std::string Admin::configJson() const {
-  const config::Config& c = *server_.built().config;
-  const ReloadResult& last = server_.lastReload();
-  std::string out = "{\n  \"version\": " + std::to_string(server_.configVersion()) + ",\n";
-  out += "  \"sha256\": \"" + sha256Hex(c.text) + "\",\n";
-  out += "  \"file\": \"" + proxy::jsonEscape(c.file) + "\",\n";
-  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
-  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
-  if (server_.lastReloadAt() != 0) {
-    out += "  \"last_reload\": {\"at\": " + std::to_string(server_.lastReloadAt()) +
-           ", \"ok\": " + (last.ok ? "true" : "false") +
-           ", \"version\": " + std::to_string(last.version) +
-           ", \"changes\": " + jsonList(last.changes) + ", \"errors\": " + jsonList(last.errors) +
-           "},\n";
+void Admin::drain(evhttp_request* req) {
+  if (draining_) {
+    reply(req, 200, "OK", "{\"draining\": true, \"already\": true}\n", "application/json");
+    return;
   }
-  out += "  \"text\": \"" + proxy::jsonEscape(c.text) + "\"\n}\n";
-  return out;
-}
-
-std::string Admin::clustersJson() const {
-  std::string out = "{\"clusters\": [";
-  bool first = true;
-  for (const auto& [name, c] : server_.clusterManager().clusters()) {
-    out += first ? "\n" : ",\n";
-    first = false;
-    out += "  {\"name\": \"" + proxy::jsonEscape(c.info->config.name) + "\", \"balancer\": \"" +
-           proxy::jsonEscape(c.info->balancer->name()) + "\", \"hosts\": [";
-    for (size_t i = 0; i < c.hosts->size(); ++i) {
-      const upstream::HostEntry& e = c.hosts->at(i);
-      out += i == 0 ? "" : ", ";
-      out += "{\"address\": \"" + proxy::jsonEscape(e.host->address()) +
-             "\", \"weight\": " + std::to_string(e.weight) +
-             ", \"healthy\": " + (e.host->healthy() ? "true" : "false") +
-             ", \"active_requests\": " + std::to_string(e.host->active()) +
-             ", \"total_requests\": " + std::to_string(e.host->totalRequests().load()) + "}";
-    }
-    out += "]}";
-  }
-  out += "\n]}\n";
-  return out;
+  // Start once the answer is out: a drain with nothing in flight ends the loop at once.
+  evhttp_request_set_on_complete_cb(
+      req, [](evhttp_request*, void* arg) { static_cast<Server*>(arg)->drain("POST /drain"); },
+      &server_);
+  reply(req, 202, "Accepted", "{\"draining\": true}\n", "application/json");
 }
 
 }  // namespace sluice::server

@@ -1,12 +1,19 @@
-// The admin listener (main thread, libevent's evhttp): operators' read-only view.
-//   GET /ready     200 "ready", or 503 "draining" once a drain began (for load balancers)
-//   GET /stats     JSON counters summed over workers
-//   GET /clusters  JSON: every cluster, its balancer and hosts (weight, health, in-flight,
-//                  total requests)
-//   GET /config    JSON: running config version, its SHA-256, file, last reload outcome, text
-//   POST /reload   reload now (SIGHUP does the same); `?dry_run=1` validates and lists what
-//                  would change without applying it. 200 with the changes, or 400 with the
-//                  errors (file:line:col: reason) while the old config keeps serving
+// The admin listener (main thread, libevent's evhttp): the operator's view and controls.
+// Loopback by default (admin.address defaults to 127.0.0.1:9901).
+//   GET /healthz            200 "ok" while the main loop runs (liveness)
+//   GET /ready              200 "ready", or 503 "draining" once a drain began (readiness)
+//   GET /stats              JSON counters summed over workers (from the metric families)
+//   GET /stats/prometheus   every metric in the Prometheus text format 0.0.4
+//   GET /clusters           JSON: every cluster, its balancer and hosts (weight, health,
+//                           in-flight, total requests)
+//   GET /config             JSON: running config version, its SHA-256, file, last reload, text
+//   GET /plugins            JSON: loaded plugins (name, kind, version, ABI, file, content hash)
+//   POST /reload            reload now (SIGHUP does the same); `?dry_run=1` validates and lists
+//                           what would change. 200 with the changes, or 400 with the errors
+//   POST /drain             graceful drain, as SIGTERM: 202, then the process drains and exits
+// With `admin.token_file`, every POST needs `Authorization: Bearer <token>` (else 401 with
+// `WWW-Authenticate: Bearer`); GETs stay open. The token is the running config's, so a reload
+// that changes the file's content rotates it.
 #pragma once
 
 #include <event2/http.h>
@@ -30,9 +37,16 @@ class Admin {
 
  private:
   static void onRequest(evhttp_request* req, void* arg);
+  void handle(evhttp_request* req, const std::string& path, bool post);
+  bool authorized(evhttp_request* req) const;
+  void drain(evhttp_request* req);
+
+  // Views (admin_views.cc).
   std::string statsJson() const;
+  std::string prometheusText() const;
   std::string clustersJson() const;
   std::string configJson() const;
+  std::string pluginsJson() const;
 
   Server& server_;
   evhttp* http_ = nullptr;

@@ -10,6 +10,7 @@
 #include "core/proxy/stream.h"
 #include "core/server/discovery_sink.h"
 #include "core/tls/certificate.h"
+#include "core/tls/tls_io.h"
 
 namespace sluice::server {
 namespace {
@@ -136,13 +137,26 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
     info->config = l;
     info->limits = cfg.limits;
     info->parser_limits = parserLimits(cfg.limits);
+    std::vector<std::string> tls_reasons;
+    for (int i = 0; l.tls.enabled && i < tls::kHandshakeFailureCount; ++i) {
+      tls_reasons.push_back(tls::failureLabel(static_cast<tls::HandshakeFailure>(i)));
+    }
+    auto listener_stats = std::make_shared<stats::ListenerStats>(l.name, tls_reasons);
     bool ok = true;
     if (l.tls.enabled) {
       std::vector<std::string> warnings;
       info->tls = tls::ServerContext::create(l.tls, l.name, errors, &warnings);
       for (const std::string& w : warnings) SLUICE_LOG(kWarn, w);
       ok = info->tls != nullptr;
+      for (size_t i = 0; ok && i < info->tls->certificates().size(); ++i) {
+        const tls::CertificateInfo& c = info->tls->certificates()[i];
+        stats::Gauge expiry =
+            stats::defaultRegistry().gauge(stats::kTlsCertificateExpiry, {l.name, c.file});
+        expiry.set(c.not_after);
+        listener_stats->cert_expiry.push_back(std::move(expiry));
+      }
     }
+    info->stats = std::move(listener_stats);
     for (const config::PluginRef& ref : l.filters) {
       std::string error;
       auto f = plugin::createFilter(loader, ref, &error);
@@ -205,6 +219,7 @@ void buildClusters(const config::Config& cfg, plugin::Loader& loader, const Buil
       if (!buildClientTls(c, c.name, &info->tls, errors)) continue;
       info->config = c;
       info->balancer = std::move(balancer);
+      info->stats = std::make_shared<const stats::ClusterStats>(c.name);
       built.info = event::mainThreadOwned(std::move(info));
     }
     out->clusters.push_back(std::move(built));

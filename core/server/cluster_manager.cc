@@ -26,6 +26,7 @@ std::shared_ptr<const upstream::ClusterInfo> ClusterManager::fromTemplate(
   info->config.endpoints.clear();
   info->balancer = tmpl.balancer;
   info->tls = tmpl.tls;
+  info->stats = std::make_shared<const stats::ClusterStats>(name);
   return event::mainThreadOwned(std::move(info));
 }
 
@@ -65,8 +66,8 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
         errors->push_back("cluster '" + cluster + "': " + error);
         continue;
       }
-      entry.host =
-          std::make_shared<upstream::Host>(spec.address, reinterpret_cast<sockaddr*>(&ss), len);
+      entry.host = std::make_shared<upstream::Host>(cluster, spec.address,
+                                                    reinterpret_cast<sockaddr*>(&ss), len);
     }
     entry.weight = spec.weight == 0 ? 1 : spec.weight;
     entry.zone = spec.zone;

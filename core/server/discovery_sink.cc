@@ -28,7 +28,9 @@ DiscoverySinkImpl::DiscoverySinkImpl(event_base* base, std::string name,
                                      std::function<void(const Snapshot&)> apply)
     : name_(std::move(name)),
       apply_(std::move(apply)),
-      wake_(std::make_unique<event::Notifier>(base, [this] { flush(); })) {}
+      wake_(std::make_unique<event::Notifier>(base, [this] { flush(); })),
+      accepted_(stats::defaultRegistry().counter(stats::kDiscoveryUpdates, {name_, "accepted"})),
+      refused_(stats::defaultRegistry().counter(stats::kDiscoveryUpdates, {name_, "refused"})) {}
 
 DiscoverySinkImpl::~DiscoverySinkImpl() = default;
 
@@ -38,6 +40,12 @@ void DiscoverySinkImpl::close() {
 }
 
 int DiscoverySinkImpl::publish(const sluice_discovery_snapshot* snapshot) {
+  int rc = take(snapshot);
+  (rc == 0 ? accepted_ : refused_).inc();  // a plugin thread: the registry's shared store
+  return rc;
+}
+
+int DiscoverySinkImpl::take(const sluice_discovery_snapshot* snapshot) {
   if (snapshot == nullptr || (snapshot->cluster_count > 0 && snapshot->clusters == nullptr)) {
     SLUICE_LOG(kError, "discovery '", name_, "': refused a null snapshot");
     return -1;

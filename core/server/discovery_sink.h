@@ -16,6 +16,7 @@
 #include "core/api/discovery.h"
 #include "core/event/notifier.h"
 #include "core/server/cluster_manager.h"
+#include "core/stats/families.h"
 
 // The C handle plugins hold; defined here, opaque to them.
 namespace sluice::server {
@@ -47,6 +48,9 @@ class DiscoverySinkImpl {
   void flush();
 
  private:
+  // publish() without the counting.
+  int take(const sluice_discovery_snapshot* snapshot);
+
   std::string name_;
   std::function<void(const Snapshot&)> apply_;
   sluice_discovery_sink handle_{this};
@@ -54,6 +58,8 @@ class DiscoverySinkImpl {
   std::mutex mutex_;
   std::optional<Snapshot> latest_;
   bool closed_ = false;
+  stats::Counter accepted_;  // sluice_discovery_updates_total{discovery=name_}
+  stats::Counter refused_;
 };
 
 // The discovery host API table (publish) the core gives discovery plugins.

@@ -10,9 +10,9 @@
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
-#include "core/server/cert_watch.h"
-#include "core/server/config_watch.h"
+#include "core/server/file_watch.h"
 #include "core/server/listen.h"
+#include "core/stats/registry.h"
 
 namespace sluice::server {
 namespace {
@@ -74,6 +74,10 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   const uint32_t n = workerCount(cfg);
   for (uint32_t i = 0; i < n; ++i) workers_.push_back(std::make_unique<event::Worker>(i));
 
+  // The file watches before any socket: a change made as soon as a listener accepts (the
+  // kernel queues connections from bind on) must not be missed.
+  updateWatch();
+  updateCertWatch();
   // Every listener's sockets, each address taken exclusively (listen.h): a second sluice
   // started on an address this one serves stops here instead of sharing it.
   std::map<std::string, std::vector<int>> fds;
@@ -116,9 +120,16 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   clusters_ = std::make_unique<ClusterManager>(
       [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
   runtimes_.resize(n);
+  // Every thread of ours writes its metrics into its own store (no contention, no RMW).
+  stats::Registry& registry = stats::defaultRegistry();
+  registry.bindThread(registry.newThreadStore());
   for (uint32_t i = 0; i < n; ++i) {
     event::Worker* w = workers_[i].get();
-    w->start([this, w, i] { runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w); });
+    stats::Store* store = registry.newThreadStore();
+    w->start([this, w, i, store, &registry] {
+      registry.bindThread(store);
+      runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w);
+    });
   }
   // Everything reaches the workers the way a reload does: clusters, then routes and listeners.
   std::vector<ClusterTemplate> templates;
@@ -133,8 +144,6 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
     if (sink != nullptr) sink->flush();
   }
   applyToWorkers(fds, {}, 0);
-  updateWatch();
-  updateCertWatch();
 
   for (const auto& l : built_.listeners) {
     SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,
@@ -170,6 +179,7 @@ void Server::startDiscovery(size_t i) {
         for (const std::string& e : errors) SLUICE_LOG(kWarn, "discovery: ", e);
       });
   if (d.plugin->hooks().start(d.plugin->config(), sink->handle()) != 0) {
+    d.plugin->hookFailed(plugin::Hook::kStart);
     SLUICE_LOG(kError, "discovery '", d.plugin->name(), "' failed to start; its clusters keep ",
                "their last endpoints");
     return;

@@ -84,6 +84,9 @@ int TicketKeys::onTicket(SSL* ssl, unsigned char* key_name, unsigned char* iv,
       key = self->current_;
     } else if (self->current_.valid && memcmp(key_name, self->current_.name, 16) == 0) {
       key = self->current_;
+      // TLS 1.3 clients use a ticket once (RFC 8446 §C.4): without a fresh one on every
+      // resumption, every other connection would be a full handshake.
+      if (SSL_version(ssl) == TLS1_3_VERSION) result = 2;
     } else if (self->previous_.valid && memcmp(key_name, self->previous_.name, 16) == 0) {
       key = self->previous_;
       result = 2;  // still good, but issue a ticket under the current key

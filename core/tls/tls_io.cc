@@ -72,7 +72,13 @@ const char* failureLabel(HandshakeFailure f) {
 TlsIo::TlsIo(SSL* ssl, std::shared_ptr<const void> keep_alive)
     : ssl_(ssl), keep_alive_(std::move(keep_alive)) {}
 
-TlsIo::~TlsIo() { SSL_free(ssl_); }
+TlsIo::~TlsIo() {
+  // A connection that ends without a TLS error (the peer closed, an idle timeout) keeps its
+  // session resumable: OpenSSL drops the session of an SSL freed before a close_notify was
+  // sent, so every keep-alive client that just closes would lose it.
+  if (!tls_failed_) SSL_set_shutdown(ssl_, SSL_SENT_SHUTDOWN | SSL_RECEIVED_SHUTDOWN);
+  SSL_free(ssl_);
+}
 
 event::IoStatus TlsIo::status(int ret, const char* what) {
   int err = SSL_get_error(ssl_, ret);
@@ -93,6 +99,7 @@ event::IoStatus TlsIo::status(int ret, const char* what) {
       return event::IoStatus::kError;
     }
     default: {
+      tls_failed_ = true;
       unsigned long code = ERR_peek_last_error();
       const char* reason = code != 0 ? ERR_reason_error_string(code) : nullptr;
       error_ = std::string(what) + ": " + (reason != nullptr ? reason : "TLS error");

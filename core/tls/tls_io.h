@@ -71,7 +71,8 @@ class TlsIo final : public event::TransportIo {
   std::string error_;
   HandshakeFailure failure_ = HandshakeFailure::kNone;
   bool fd_set_ = false;
-  bool eof_ = false;  // close_notify seen: report EOF once the data before it is out
+  bool eof_ = false;         // close_notify seen: report EOF once the data before it is out
+  bool tls_failed_ = false;  // a TLS protocol error: the session must not be resumed
 };
 
 }  // namespace sluice::tls

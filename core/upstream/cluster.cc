@@ -41,6 +41,7 @@ WorkerCluster::WorkerCluster(std::shared_ptr<const ClusterInfo> info,
   instance_ = hooks.instance_create(info_->balancer->config(), info_->config.name.c_str(),
                                     worker.index());
   if (instance_ == nullptr) {
+    info_->balancer->hookFailed(plugin::Hook::kInstanceCreate);
     SLUICE_LOG(kError, "cluster ", info_->config.name, ": balancer '", info_->balancer->name(),
                "' failed to create its instance; the cluster answers 503 on this worker");
     return;

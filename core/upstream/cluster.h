@@ -14,6 +14,7 @@
 #include "core/event/worker.h"
 #include "core/plugin/plugin.h"
 #include "core/tls/client_context.h"
+#include "core/stats/families.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -22,6 +23,7 @@ struct ClusterInfo {
   config::Cluster config;
   std::shared_ptr<plugin::BalancerConfig> balancer;
   std::shared_ptr<const tls::ClientContext> tls;  // null: plain TCP upstream
+  std::shared_ptr<const stats::ClusterStats> stats;  // never null
 };
 
 class WorkerCluster {

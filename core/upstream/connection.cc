@@ -34,13 +34,14 @@ UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Ho
       host_(std::move(host)),
       parser_(http::Parser::Type::kResponse, this, responseLimits()) {}
 
-UpstreamConnection::~UpstreamConnection() = default;
+UpstreamConnection::~UpstreamConnection() { host_->stats().cx_active.dec(); }
 
 std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(
     event::Worker& worker, std::shared_ptr<Host> host, uint32_t connect_timeout_ms,
     const tls::ClientContext* tls, std::shared_ptr<tls::SessionCache> sessions) {
   std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(worker, std::move(host)));
-  event::WorkerStats::inc(worker.stats().upstream_cx_total);
+  conn->host_->stats().cx_created.inc();
+  conn->host_->stats().cx_active.inc();
   event::Transport::Options options;
   options.write_low_watermark = kWriteLowWatermark;
   event::Transport::Handlers handlers;

@@ -12,8 +12,8 @@ sluice_str cstr(const std::string& s) { return sluice_str{s.data(), s.size()}; }
 
 }  // namespace
 
-Host::Host(std::string address, const sockaddr* addr, socklen_t len)
-    : address_(std::move(address)), addr_len_(len) {
+Host::Host(const std::string& cluster, std::string address, const sockaddr* addr, socklen_t len)
+    : address_(std::move(address)), addr_len_(len), stats_(cluster, address_) {
   memcpy(&addr_, addr, len);
 }
 

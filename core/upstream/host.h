@@ -18,12 +18,14 @@
 #include <vector>
 
 #include "core/api/balancer.h"
+#include "core/stats/families.h"
 
 namespace sluice::upstream {
 
 class Host {
  public:
-  Host(std::string address, const sockaddr* addr, socklen_t len);
+  // A host of `cluster` (its metric series are labeled {cluster, host}).
+  Host(const std::string& cluster, std::string address, const sockaddr* addr, socklen_t len);
 
   const std::string& address() const { return address_; }
   const sockaddr* sockAddr() const { return reinterpret_cast<const sockaddr*>(&addr_); }
@@ -37,6 +39,8 @@ class Host {
   // 1 = may take traffic. Health checking and outlier detection (later) flip it.
   bool healthy() const { return healthy_.load(std::memory_order_relaxed); }
   void setHealthy(bool h) { healthy_.store(h, std::memory_order_relaxed); }
+  // Metric series of this host; any thread.
+  const stats::HostStats& stats() const { return stats_; }
 
  private:
   std::string address_;
@@ -45,6 +49,7 @@ class Host {
   std::atomic<uint32_t> active_requests_{0};
   std::atomic<uint64_t> total_requests_{0};
   std::atomic<bool> healthy_{true};
+  stats::HostStats stats_;
 };
 
 struct HostEntry {

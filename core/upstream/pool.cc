@@ -13,13 +13,14 @@ std::unique_ptr<UpstreamConnection> ConnPool::acquire(const Host* host) {
       idle_.erase(it);
       it = idle_.end();
     }
+    conn->host()->stats().cx_idle.dec();
     // An upstream that closed a kept-alive connection (its own idle timeout) may have done so
     // after our last look at the socket: check before sending on it.
     if (!conn->stillOpen()) {
       worker_.deferDelete(std::move(conn));
       continue;
     }
-    event::WorkerStats::inc(worker_.stats().upstream_cx_reused);
+    conn->host()->stats().cx_reused.inc();
     return conn;
   }
   return nullptr;
@@ -36,6 +37,7 @@ void ConnPool::release(std::unique_ptr<UpstreamConnection> conn, uint32_t max_id
     return;
   }
   conn->setIdle(this, idle_timeout_ms);
+  conn->host()->stats().cx_idle.inc();
   list.push_back(std::move(conn));
 }
 
@@ -45,6 +47,7 @@ void ConnPool::remove(UpstreamConnection* conn) {
   auto& list = it->second;
   for (auto c = list.begin(); c != list.end(); ++c) {
     if (c->get() == conn) {
+      conn->host()->stats().cx_idle.dec();
       worker_.deferDelete(std::move(*c));
       list.erase(c);
       break;
@@ -53,7 +56,11 @@ void ConnPool::remove(UpstreamConnection* conn) {
   if (list.empty()) idle_.erase(it);
 }
 
-void ConnPool::clear() { idle_.clear(); }
+void ConnPool::clear() {
+  for (const auto& [host, list] : idle_)
+    host->stats().cx_idle.add(-static_cast<int64_t>(list.size()));
+  idle_.clear();
+}
 
 size_t ConnPool::idleCount() const {
   size_t n = 0;

@@ -134,7 +134,7 @@ bool isZkPath(const std::string& path) {
   return true;
 }
 
-ZookeeperConfig::ZookeeperConfig(const sdk::ConfigNode& node) {
+ZookeeperConfig::ZookeeperConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"servers", "format", "root", "session_timeout_ms", "auth",
                         "empty_protection", "cache_file", "debounce_ms", "initial_wait_ms", "dubbo",
                         "register"});
@@ -171,6 +171,24 @@ ZookeeperConfig::ZookeeperConfig(const sdk::ConfigNode& node) {
     readDubbo(node["dubbo"], &dubbo);
   }
   if (node.has("register")) register_self = readRegister(node["register"]);
+
+  sdk::Metrics m(host);
+  const std::string registry = servers + (root == "/" ? "" : root);
+  const sdk::MetricLabels labels = {{"registry", registry}};
+  metrics.publications = m.counter("publications_total", "Snapshots published to sluice.", labels);
+  metrics.malformed = m.gauge("malformed_nodes",
+                              "Nodes that could not be read (bad URL, JSON, port or name) in the "
+                              "last snapshot built.",
+                              labels);
+  metrics.skipped =
+      m.gauge("skipped_nodes",
+              "Nodes read but not used (disabled, not UP, other protocol) in the last "
+              "snapshot built.",
+              labels);
+  metrics.connected =
+      m.gauge("session_connected", "1 while connected to ZooKeeper, else 0.", labels);
+  metrics.session_expirations = m.counter("session_expirations_total",
+                                          "ZooKeeper sessions lost (expired or refused).", labels);
 }
 
 }  // namespace sluice::zookeeper

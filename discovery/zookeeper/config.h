@@ -26,6 +26,8 @@
 #include <vector>
 
 #include "core/api/sdk/config.h"
+#include "core/api/sdk/host.h"
+#include "core/api/sdk/metrics.h"
 
 namespace sluice::zookeeper {
 
@@ -47,9 +49,20 @@ struct RegisterConfig {
   std::string data;                    // JSON written into each node ("" = none)
 };
 
+// The plugin's metrics (sluice_plugin_zookeeper_*{registry="<servers><root>"}), declared with
+// the config; updated from the discovery's loop thread. Do-nothing handles without a host.
+struct ZookeeperMetrics {
+  sdk::Counter publications;         // publications_total: snapshots handed to sluice
+  sdk::Gauge malformed;              // malformed_nodes: unreadable nodes in the last snapshot
+  sdk::Gauge skipped;                // skipped_nodes: nodes read but not used (disabled, ...)
+  sdk::Gauge connected;              // session_connected: 1 while connected, else 0
+  sdk::Counter session_expirations;  // session_expirations_total: sessions lost for good
+};
+
 struct ZookeeperConfig {
-  // Reads and checks `node`; throws sdk::ConfigError pointing at the offending key.
-  explicit ZookeeperConfig(const sdk::ConfigNode& node);
+  // Reads and checks `node`, and declares the metrics through `host`; throws sdk::ConfigError
+  // pointing at the offending key.
+  explicit ZookeeperConfig(const sdk::ConfigNode& node, const sdk::Host& host = sdk::Host());
   ZookeeperConfig() = default;  // for tests: fill the fields by hand
 
   std::string servers;  // connect string, chroot included
@@ -63,6 +76,7 @@ struct ZookeeperConfig {
   int64_t initial_wait_ms = 3000;
   DubboOptions dubbo;
   std::optional<RegisterConfig> register_self;
+  ZookeeperMetrics metrics;
 
   // Upper bound of the delay before publishing while changes keep arriving.
   static constexpr int64_t kMaxPublishDelayMs = 1000;

@@ -54,10 +54,15 @@ ZookeeperDiscovery::ZookeeperDiscovery(const ZookeeperConfig& config, const sdk:
       tree_(config.root, format_->levels(), format_->readsLeafData()),
       session_(config, loop_, host, label_,
                Session::Events{[this](bool) {
+                                 config_.metrics.connected.set(1);
                                  watch_.onConnected();
                                  if (registrar_) registrar_->onConnected();
                                },
-                               nullptr, nullptr,
+                               [this] { config_.metrics.connected.set(0); },
+                               [this] {
+                                 config_.metrics.connected.set(0);
+                                 config_.metrics.session_expirations.inc();
+                               },
                                [this](const std::string& path) {
                                  watch_.onWatch(path);
                                  if (registrar_) registrar_->onWatch(path);
@@ -95,6 +100,7 @@ void ZookeeperDiscovery::stop() {
   });
   loop_.stop();
   session_.close();  // in case the loop had stopped already
+  config_.metrics.connected.set(0);
 }
 
 ZookeeperDiscovery::Status ZookeeperDiscovery::status() {
@@ -155,6 +161,8 @@ void ZookeeperDiscovery::publishNow() {
   bool first = !published_from_zk_;
   published_from_zk_ = true;
   status_.last = stats;
+  config_.metrics.malformed.set(static_cast<int64_t>(stats.malformed));
+  config_.metrics.skipped.set(static_cast<int64_t>(stats.skipped));
   if (!first && !status_.from_cache && last_published_ && sameSnapshot(*last_published_, out)) {
     return;  // e.g. a data change that changes nothing sluice uses
   }
@@ -206,6 +214,7 @@ void ZookeeperDiscovery::publish(const std::vector<sdk::DiscoveredCluster>& clus
   last_published_ = clusters;
   published_any_ = true;
   ++status_.publishes;
+  config_.metrics.publications.inc();
   if (sink_->publish(clusters)) {
     host_.log(sdk::LogLevel::kInfo, label_ + ": published " + what);
   } else {

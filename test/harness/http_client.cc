@@ -4,6 +4,7 @@
 #include <llhttp.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
 #include <poll.h>
 #include <strings.h>
 #include <sys/socket.h>
@@ -244,7 +245,13 @@ void RawConnection::shutdownWrite() {
 }
 
 void RawConnection::close() {
-  if (ssl_ != nullptr) SSL_free(ssl_);
+  if (ssl_ != nullptr) {
+    // A clean close: OpenSSL marks the session of an SSL freed without one as not resumable,
+    // which would spoil it for the next connection that offers it.
+    SSL_shutdown(ssl_);
+    ERR_clear_error();
+    SSL_free(ssl_);
+  }
   if (tls_ctx_ != nullptr) SSL_CTX_free(tls_ctx_);
   ssl_ = nullptr;
   tls_ctx_ = nullptr;

@@ -48,7 +48,9 @@ TlsResult RawConnection::startTls(const TlsOptions& o) {
       return result;
     }
   }
-  SSL_CTX_set_session_cache_mode(tls_ctx_, SSL_SESS_CACHE_CLIENT);
+  // No client cache: freeing a context marks the sessions in its cache not resumable, which
+  // would spoil a session a test offers on its next connection (each has its own context).
+  SSL_CTX_set_session_cache_mode(tls_ctx_, SSL_SESS_CACHE_OFF);
   if (!o.alpn.empty()) {
     std::string wire;
     for (const auto& p : o.alpn) wire += static_cast<char>(p.size()) + p;

@@ -201,3 +201,39 @@ TEST_F(ZkGatewayTest, PluginLogLinesCarryTimestampsLikeCoreLines) {
 
 }  // namespace
 }  // namespace sluice::test
+
+namespace sluice::test {
+namespace {
+
+// The value of the first sample line of `name` (any labels) in a scrape, or "<absent>".
+std::string firstSample(const std::string& text, const std::string& name) {
+  size_t at = ("\n" + text).find("\n" + name + "{");
+  if (at == std::string::npos) return "<absent>";
+  size_t end = text.find('\n', at);
+  std::string line = text.substr(at, end - at);
+  return line.substr(line.rfind(' ') + 1);
+}
+
+// The plugin's own metrics (declared through the plugin metrics ABI) and the core's discovery
+// counter reach GET /stats/prometheus: publications, the malformed node, the session state.
+TEST_F(ZkGatewayTest, MetricsShowPublicationsMalformedNodesAndSessionState) {
+  registerBackend("restapi", a_);
+  ASSERT_EQ(zk_->create(root() + "/restapi/not-an-address", "", false), ZOK);  // malformed
+  startSluice();
+  ASSERT_TRUE(sluice_->ready());
+  ASSERT_TRUE(waitUntil([&] { return get("/gateway/restapi/x") == "200 a"; }, milliseconds(5000)));
+  std::string text = httpGet(admin_port_, "/stats/prometheus").body;
+  EXPECT_EQ(firstSample(text, "sluice_plugin_zookeeper_session_connected"), "1") << text;
+  EXPECT_EQ(firstSample(text, "sluice_plugin_zookeeper_malformed_nodes"), "1");
+  EXPECT_GE(std::atoi(firstSample(text, "sluice_plugin_zookeeper_publications_total").c_str()), 1);
+  EXPECT_NE(text.find("sluice_plugin_zookeeper_publications_total{registry=\"" +
+                      server_->servers() + root() + "\"}"),
+            std::string::npos);
+  EXPECT_GE(std::atoi(firstSample(text, "sluice_discovery_updates_total").c_str()), 1);
+  EXPECT_NE(
+      text.find("sluice_discovery_updates_total{discovery=\"zookeeper\",result=\"accepted\"}"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace sluice::test

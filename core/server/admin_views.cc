@@ -1,0 +1,217 @@
+// What the admin listener shows: /stats, /stats/prometheus, /clusters, /config, /plugins.
+// Main thread.
+#include <openssl/sha.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/accesslog/registry.h"
+#include "core/api/common.h"
+#include "core/proxy/local_reply.h"
+#include "core/server/admin.h"
+#include "core/server/server.h"
+#include "core/server/version.h"
+#include "core/stats/families.h"
+#include "core/stats/text_format.h"
+#include "core/tls/tls_io.h"
+#include "core/upstream/host.h"
+
+namespace sluice::server {
+namespace {
+
+std::string jsonList(const std::vector<std::string>& items) {
+  std::string out = "[";
+  for (size_t i = 0; i < items.size(); ++i) {
+    out += (i == 0 ? "\"" : ", \"") + proxy::jsonEscape(items[i]) + "\"";
+  }
+  return out + "]";
+}
+
+std::string sha256Hex(const std::string& text) {
+  unsigned char digest[SHA256_DIGEST_LENGTH];
+  SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
+  static const char kHex[] = "0123456789abcdef";
+  std::string out;
+  for (unsigned char b : digest) {
+    out += kHex[b >> 4];
+    out += kHex[b & 15];
+  }
+  return out;
+}
+
+// A value the admin computes at scrape time (one sample, no labels unless given).
+void computed(std::string* out, const char* name, const char* help, stats::Kind kind,
+              const stats::Labels& labels, double value) {
+  stats::appendHeader(out, name, help, kind);
+  stats::appendSample(out, name, labels, stats::formatValue(value));
+}
+
+const char* kindName(sluice_plugin_kind kind) {
+  switch (kind) {
+    case SLUICE_PLUGIN_KIND_FILTER:
+      return "filter";
+    case SLUICE_PLUGIN_KIND_BALANCER:
+      return "balancer";
+    case SLUICE_PLUGIN_KIND_DISCOVERY:
+      return "discovery";
+    default:
+      return "unknown";
+  }
+}
+
+}  // namespace
+
+std::string Admin::statsJson() const {
+  const stats::Registry& r = stats::defaultRegistry();
+  auto total = [&](const stats::FamilySpec& f) { return std::to_string(r.sum(f.name)); };
+  auto cls = [&](const char* c) {
+    return std::to_string(r.sum(stats::kDownstreamRequests.name, "status_class", c));
+  };
+  std::string out = "{\n";
+  out += "  \"workers\": " + std::to_string(server_.workers().size()) + ",\n";
+  out += "  \"started_at\": " + std::to_string(server_.startedAtUnix()) + ",\n";
+  out += "  \"draining\": " + std::string(draining_ ? "true" : "false") + ",\n";
+  out += "  \"config_version\": " + std::to_string(server_.configVersion()) + ",\n";
+  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
+  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
+  {
+    std::vector<uint64_t> t(server_.reloadApplyTimes().begin(), server_.reloadApplyTimes().end());
+    std::sort(t.begin(), t.end());
+    auto pct = [&](double p) -> uint64_t {
+      return t.empty() ? 0 : t[static_cast<size_t>(p * static_cast<double>(t.size() - 1))];
+    };
+    out += "  \"reload_apply_us_p50\": " + std::to_string(pct(0.5)) + ",\n";
+    out += "  \"reload_apply_us_p99\": " + std::to_string(pct(0.99)) + ",\n";
+    out += "  \"reload_apply_us_max\": " + std::to_string(t.empty() ? 0 : t.back()) + ",\n";
+  }
+  out += "  \"downstream_cx_total\": " + total(stats::kDownstreamCxTotal) + ",\n";
+  out += "  \"downstream_cx_active\": " + total(stats::kDownstreamCxActive) + ",\n";
+  out += "  \"downstream_rq_total\": " + total(stats::kDownstreamReceived) + ",\n";
+  out += "  \"downstream_rq_1xx\": " + cls("1xx") + ",\n";
+  out += "  \"downstream_rq_2xx\": " + cls("2xx") + ",\n";
+  out += "  \"downstream_rq_3xx\": " + cls("3xx") + ",\n";
+  out += "  \"downstream_rq_4xx\": " + cls("4xx") + ",\n";
+  out += "  \"downstream_rq_5xx\": " + cls("5xx") + ",\n";
+  out += "  \"downstream_rq_bad\": " + total(stats::kDownstreamRefused) + ",\n";
+  out += "  \"upstream_cx_total\": " + total(stats::kUpstreamCxCreated) + ",\n";
+  out += "  \"upstream_cx_connect_fail\": " + total(stats::kUpstreamConnectFailures) + ",\n";
+  out += "  \"upstream_cx_reused\": " + total(stats::kUpstreamCxReused) + ",\n";
+  out += "  \"upstream_rq_timeout\": " + total(stats::kUpstreamTimeouts) + ",\n";
+  out += "  \"upstream_rq_retry\": " + total(stats::kUpstreamRetries) + ",\n";
+  out += "  \"upstream_rq_reset\": " + total(stats::kUpstreamResets) + ",\n";
+  out += "  \"tunnels_active\": " + total(stats::kDownstreamTunnelsActive) + ",\n";
+  out += "  \"tunnels_total\": " + total(stats::kDownstreamTunnels) + ",\n";
+  out += "  \"tls_handshakes_full\": " +
+         std::to_string(r.sum(stats::kTlsHandshakes.name, "result", "full")) + ",\n";
+  out += "  \"tls_handshakes_resumed\": " +
+         std::to_string(r.sum(stats::kTlsHandshakes.name, "result", "resumed")) + ",\n";
+  for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
+    const char* reason = tls::failureLabel(static_cast<tls::HandshakeFailure>(i));
+    out += std::string("  \"tls_handshakes_failed_") + reason +
+           "\": " + std::to_string(r.sum(stats::kTlsHandshakeFailures.name, "reason", reason)) +
+           ",\n";
+  }
+  out +=
+      "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
+  out += "}\n";
+  return out;
+}
+
+std::string Admin::prometheusText() const {
+  std::string out;
+  out.reserve(64 * 1024);
+  stats::defaultRegistry().writePrometheus(&out);
+  using stats::Kind;
+  const std::string abi = std::to_string(SLUICE_ABI_MAJOR) + "." + std::to_string(SLUICE_ABI_MINOR);
+  computed(&out, "sluice_build_info", "sluice version and plugin ABI (always 1).", Kind::kGauge,
+           {{"version", kVersion}, {"abi", abi}}, 1);
+  computed(&out, "sluice_start_time_seconds", "When sluice started (Unix time).", Kind::kGauge, {},
+           static_cast<double>(server_.startedAtUnix()));
+  computed(&out, "sluice_workers", "Worker threads.", Kind::kGauge, {},
+           static_cast<double>(server_.workers().size()));
+  computed(&out, "sluice_config_version",
+           "Version of the running config (1 at start, +1 per "
+           "applied reload).",
+           Kind::kGauge, {}, static_cast<double>(server_.configVersion()));
+  computed(&out, "sluice_draining", "1 once a drain began.", Kind::kGauge, {}, draining_ ? 1 : 0);
+  stats::appendHeader(&out, "sluice_reloads_total",
+                      "Config reloads applied (ok) or refused (the old config kept serving).",
+                      Kind::kCounter);
+  stats::appendSample(&out, "sluice_reloads_total", {{"result", "ok"}},
+                      std::to_string(server_.reloadsOk()));
+  stats::appendSample(&out, "sluice_reloads_total", {{"result", "refused"}},
+                      std::to_string(server_.reloadsFailed()));
+  stats::appendHeader(&out, "sluice_cluster_hosts", "Hosts in each cluster's current host set.",
+                      Kind::kGauge);
+  for (const auto& [name, c] : server_.clusterManager().clusters()) {
+    stats::appendSample(&out, "sluice_cluster_hosts", {{"cluster", name}},
+                        std::to_string(c.hosts != nullptr ? c.hosts->size() : 0));
+  }
+  return out;
+}
+
+std::string Admin::configJson() const {
+  const config::Config& c = *server_.built().config;
+  const ReloadResult& last = server_.lastReload();
+  std::string out = "{\n  \"version\": " + std::to_string(server_.configVersion()) + ",\n";
+  out += "  \"sha256\": \"" + sha256Hex(c.text) + "\",\n";
+  out += "  \"file\": \"" + proxy::jsonEscape(c.file) + "\",\n";
+  out += "  \"reloads_ok\": " + std::to_string(server_.reloadsOk()) + ",\n";
+  out += "  \"reloads_failed\": " + std::to_string(server_.reloadsFailed()) + ",\n";
+  if (server_.lastReloadAt() != 0) {
+    out += "  \"last_reload\": {\"at\": " + std::to_string(server_.lastReloadAt()) +
+           ", \"ok\": " + (last.ok ? "true" : "false") +
+           ", \"version\": " + std::to_string(last.version) +
+           ", \"changes\": " + jsonList(last.changes) + ", \"errors\": " + jsonList(last.errors) +
+           "},\n";
+  }
+  out += "  \"text\": \"" + proxy::jsonEscape(c.text) + "\"\n}\n";
+  return out;
+}
+
+std::string Admin::clustersJson() const {
+  std::string out = "{\"clusters\": [";
+  bool first = true;
+  for (const auto& [name, c] : server_.clusterManager().clusters()) {
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "  {\"name\": \"" + proxy::jsonEscape(c.info->config.name) + "\", \"balancer\": \"" +
+           proxy::jsonEscape(c.info->balancer->name()) + "\", \"hosts\": [";
+    for (size_t i = 0; i < c.hosts->size(); ++i) {
+      const upstream::HostEntry& e = c.hosts->at(i);
+      out += i == 0 ? "" : ", ";
+      out += "{\"address\": \"" + proxy::jsonEscape(e.host->address()) +
+             "\", \"weight\": " + std::to_string(e.weight) +
+             ", \"healthy\": " + (e.host->healthy() ? "true" : "false") +
+             ", \"active_requests\": " + std::to_string(e.host->active()) +
+             ", \"total_requests\": " + std::to_string(e.host->totalRequests().load()) + "}";
+    }
+    out += "]}";
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+std::string Admin::pluginsJson() const {
+  std::string out = "{\"plugins\": [";
+  bool first = true;
+  for (const auto& lib : server_.loader().libraries()) {
+    const sluice_plugin_descriptor& d = lib->descriptor();
+    char hash[32];
+    std::snprintf(hash, sizeof(hash), "fnv1a64:%016llx",
+                  static_cast<unsigned long long>(lib->contentHash()));
+    out += first ? "\n" : ",\n";
+    first = false;
+    out += "  {\"name\": \"" + proxy::jsonEscape(lib->name()) + "\", \"kind\": \"" +
+           kindName(d.kind) + "\", \"version\": \"" +
+           proxy::jsonEscape(d.version != nullptr ? d.version : "") + "\", \"abi\": \"" +
+           std::to_string(d.abi_major) + "." + std::to_string(d.abi_minor) + "\", \"file\": \"" +
+           proxy::jsonEscape(lib->path()) + "\", \"content_hash\": \"" + hash + "\"}";
+  }
+  out += "\n]}\n";
+  return out;
+}
+
+}  // namespace sluice::server

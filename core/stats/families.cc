@@ -1,0 +1,46 @@
+#include "core/stats/families.h"
+
+namespace sluice::stats {
+namespace {
+
+const char* const kClasses[5] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
+
+}  // namespace
+
+ListenerStats::ListenerStats(const std::string& listener,
+                             const std::vector<std::string>& tls_failure_reasons, Registry& r)
+    : received(r.counter(kDownstreamReceived, {listener})),
+      refused(r.counter(kDownstreamRefused, {listener})),
+      duration(r.histogram(kDownstreamDuration, {listener})),
+      cx_total(r.counter(kDownstreamCxTotal, {listener})),
+      cx_active(r.gauge(kDownstreamCxActive, {listener})),
+      tunnels_total(r.counter(kDownstreamTunnels, {listener})),
+      tunnels_active(r.gauge(kDownstreamTunnelsActive, {listener})) {
+  for (int c = 0; c < 5; ++c) requests[c] = r.counter(kDownstreamRequests, {listener, kClasses[c]});
+  if (tls_failure_reasons.empty()) return;
+  tls_full = r.counter(kTlsHandshakes, {listener, "full"});
+  tls_resumed = r.counter(kTlsHandshakes, {listener, "resumed"});
+  for (const std::string& reason : tls_failure_reasons) {
+    tls_failed.push_back(r.counter(kTlsHandshakeFailures, {listener, reason}));
+  }
+}
+
+ClusterStats::ClusterStats(const std::string& cluster, Registry& r)
+    : retries(r.counter(kUpstreamRetries, {cluster})),
+      no_healthy_host(r.counter(kUpstreamNoHost, {cluster})) {}
+
+HostStats::HostStats(const std::string& cluster, const std::string& host, Registry& r)
+    : latency(r.histogram(kUpstreamLatency, {cluster, host})),
+      cx_created(r.counter(kUpstreamCxCreated, {cluster, host})),
+      cx_reused(r.counter(kUpstreamCxReused, {cluster, host})),
+      cx_active(r.gauge(kUpstreamCxActive, {cluster, host})),
+      cx_idle(r.gauge(kUpstreamCxIdle, {cluster, host})),
+      connect_failures(r.counter(kUpstreamConnectFailures, {cluster, host})),
+      timeouts(r.counter(kUpstreamTimeouts, {cluster, host})),
+      resets(r.counter(kUpstreamResets, {cluster, host})) {
+  for (int c = 1; c < 5; ++c) {
+    requests[c] = r.counter(kUpstreamRequests, {cluster, host, kClasses[c]});
+  }
+}
+
+}  // namespace sluice::stats

@@ -1,0 +1,197 @@
+// The core's metric families and the per-object groups resolved from them when a listener, a
+// cluster or a host is created (never per request). docs/operations.md lists every family.
+//
+// To add a family: one FamilySpec line here (or in your own header), and one
+// `defaultRegistry().counter(kX, {label values})` where the labeled object is created; keep the
+// handle next to that object and call inc()/add()/observe() on the request path.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/stats/registry.h"
+
+namespace sluice::stats {
+
+// ---- downstream, per listener
+inline const FamilySpec kDownstreamRequests{
+    Kind::kCounter,
+    "sluice_downstream_requests_total",
+    "Responses sent to clients by status class (gateway-generated ones and codec refusals "
+    "included).",
+    {"listener", "status_class"}};
+inline const FamilySpec kDownstreamReceived{
+    Kind::kCounter,
+    "sluice_downstream_requests_received_total",
+    "Requests whose head was valid (routed or answered locally).",
+    {"listener"}};
+inline const FamilySpec kDownstreamRefused{
+    Kind::kCounter,
+    "sluice_downstream_requests_refused_total",
+    "Requests refused by the HTTP codec (400, 408, 413, 414, 431, 505).",
+    {"listener"}};
+inline const FamilySpec kDownstreamDuration{
+    Kind::kHistogram,
+    "sluice_downstream_request_duration_seconds",
+    "Time from a valid request head to the end of its response.",
+    {"listener"}};
+inline const FamilySpec kDownstreamCxTotal{Kind::kCounter,
+                                           "sluice_downstream_connections_total",
+                                           "Client connections accepted.",
+                                           {"listener"}};
+inline const FamilySpec kDownstreamCxActive{Kind::kGauge,
+                                            "sluice_downstream_connections_active",
+                                            "Client connections open now.",
+                                            {"listener"}};
+inline const FamilySpec kDownstreamTunnels{
+    Kind::kCounter,
+    "sluice_downstream_tunnels_total",
+    "Upgraded connections (101 Switching Protocols, e.g. WebSocket) that became tunnels.",
+    {"listener"}};
+inline const FamilySpec kDownstreamTunnelsActive{
+    Kind::kGauge, "sluice_downstream_tunnels_active", "Tunnels open now.", {"listener"}};
+
+// ---- downstream TLS, per listener (only TLS listeners have these series)
+inline const FamilySpec kTlsHandshakes{Kind::kCounter,
+                                       "sluice_downstream_tls_handshakes_total",
+                                       "TLS handshakes completed, by result (full or resumed).",
+                                       {"listener", "result"}};
+inline const FamilySpec kTlsHandshakeFailures{
+    Kind::kCounter,
+    "sluice_downstream_tls_handshake_failures_total",
+    "TLS handshakes that failed, by reason (protocol, unknown_sni, alpn, peer_certificate, "
+    "peer_closed, timeout, other).",
+    {"listener", "reason"}};
+inline const FamilySpec kTlsCertificateExpiry{
+    Kind::kGauge,
+    "sluice_tls_certificate_expiry_timestamp_seconds",
+    "When each loaded certificate expires (its notAfter, Unix time).",
+    {"listener", "certificate"}};
+
+// ---- upstream, per cluster and host
+inline const FamilySpec kUpstreamRequests{
+    Kind::kCounter,
+    "sluice_upstream_requests_total",
+    "Final response heads received from upstream hosts, by status class.",
+    {"cluster", "host", "status_class"}};
+inline const FamilySpec kUpstreamLatency{
+    Kind::kHistogram,
+    "sluice_upstream_response_time_seconds",
+    "Time from picking the host to receiving its final response head.",
+    {"cluster", "host"}};
+inline const FamilySpec kUpstreamCxCreated{Kind::kCounter,
+                                           "sluice_upstream_connections_created_total",
+                                           "Upstream connections opened.",
+                                           {"cluster", "host"}};
+inline const FamilySpec kUpstreamCxReused{
+    Kind::kCounter,
+    "sluice_upstream_connections_reused_total",
+    "Requests sent on a pooled keep-alive upstream connection.",
+    {"cluster", "host"}};
+inline const FamilySpec kUpstreamCxActive{
+    Kind::kGauge,
+    "sluice_upstream_connections_active",
+    "Upstream connections open now (busy or idle in the pool).",
+    {"cluster", "host"}};
+inline const FamilySpec kUpstreamCxIdle{Kind::kGauge,
+                                        "sluice_upstream_connections_idle",
+                                        "Upstream connections idle in the keep-alive pool.",
+                                        {"cluster", "host"}};
+inline const FamilySpec kUpstreamConnectFailures{Kind::kCounter,
+                                                 "sluice_upstream_connect_failures_total",
+                                                 "Connects refused, unreachable or timed out.",
+                                                 {"cluster", "host"}};
+inline const FamilySpec kUpstreamTimeouts{Kind::kCounter,
+                                          "sluice_upstream_timeouts_total",
+                                          "Responses not started within response_timeout_ms.",
+                                          {"cluster", "host"}};
+inline const FamilySpec kUpstreamResets{
+    Kind::kCounter,
+    "sluice_upstream_resets_total",
+    "Upstream connections reset, or answering badly, during an exchange.",
+    {"cluster", "host"}};
+
+// ---- per cluster
+inline const FamilySpec kUpstreamRetries{Kind::kCounter,
+                                         "sluice_upstream_retries_total",
+                                         "Attempts retried (on another host, or on a fresh "
+                                         "connection after a stale keep-alive one).",
+                                         {"cluster"}};
+inline const FamilySpec kUpstreamNoHost{Kind::kCounter,
+                                        "sluice_upstream_no_healthy_host_total",
+                                        "Requests answered 503 because the balancer found no host.",
+                                        {"cluster"}};
+
+// ---- process
+inline const FamilySpec kDiscoveryUpdates{
+    Kind::kCounter,
+    "sluice_discovery_updates_total",
+    "Snapshots published by discovery plugins (result: accepted or refused).",
+    {"discovery", "result"}};
+inline const FamilySpec kPluginHookErrors{
+    Kind::kCounter,
+    "sluice_plugin_hook_errors_total",
+    "Plugin hooks that failed (returned NULL or an error, or stopped without a reply).",
+    {"plugin", "hook"}};
+
+// Index of a status class ("1xx" = 0 .. "5xx" = 4) or -1 outside 100..599.
+inline int statusClass(uint32_t status) {
+  return status >= 100 && status < 600 ? static_cast<int>(status / 100) - 1 : -1;
+}
+
+// One listener's series. Built on the main thread with the listener; shared by every worker.
+struct ListenerStats {
+  // `tls_failure_reasons`: the labels of the TLS failure reasons (tls::failureLabel order);
+  // empty for a plain listener, which then has no TLS series.
+  explicit ListenerStats(const std::string& listener,
+                         const std::vector<std::string>& tls_failure_reasons = {},
+                         Registry& registry = defaultRegistry());
+  // Counts one response of `status`.
+  void response(uint32_t status) const {
+    int c = statusClass(status);
+    if (c >= 0) requests[c].inc();
+  }
+  Counter requests[5];  // 1xx (an upgrade's 101 ends its HTTP exchange) .. 5xx
+  Counter received;
+  Counter refused;
+  Histogram duration;
+  Counter cx_total;
+  Gauge cx_active;
+  Counter tunnels_total;
+  Gauge tunnels_active;
+  Counter tls_full;
+  Counter tls_resumed;
+  std::vector<Counter> tls_failed;  // by tls::HandshakeFailure
+  std::vector<Gauge> cert_expiry;   // one per loaded certificate (kTlsCertificateExpiry)
+};
+
+// One cluster's series.
+struct ClusterStats {
+  explicit ClusterStats(const std::string& cluster, Registry& registry = defaultRegistry());
+  Counter retries;
+  Counter no_healthy_host;
+};
+
+// One host's series ({cluster, host}). Owned by the Host: they go when the host leaves the
+// cluster and the last request or connection that used it ends.
+struct HostStats {
+  HostStats(const std::string& cluster, const std::string& host,
+            Registry& registry = defaultRegistry());
+  void response(uint32_t status, uint64_t latency_us) const {
+    int c = statusClass(status);
+    if (c >= 0) requests[c].inc();
+    latency.observeMicros(latency_us);
+  }
+  Counter requests[5];  // 2xx..5xx
+  Histogram latency;
+  Counter cx_created;
+  Counter cx_reused;
+  Gauge cx_active;
+  Gauge cx_idle;
+  Counter connect_failures;
+  Counter timeouts;
+  Counter resets;
+};
+
+}  // namespace sluice::stats
