@@ -3,6 +3,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <map>
 #include <memory>
@@ -37,6 +38,20 @@ inline HttpsExchange httpsRequest(int port, const TlsOptions& options, const std
   }
   out.response = conn.readResponse();
   return out;
+}
+
+// The admin /stats counter `key` once it reaches `want` (or its value after `timeout_ms`): a
+// refused handshake reaches the client as the server's alert a moment before the server counts
+// it.
+inline uint64_t statReaching(int admin_port, const std::string& key, uint64_t want,
+                             int timeout_ms = 3000) {
+  uint64_t got = 0;
+  for (int waited = 0; waited <= timeout_ms; waited += 20) {
+    got = adminStats(admin_port)[key];
+    if (got >= want) break;
+    usleep(20 * 1000);
+  }
+  return got;
 }
 
 // TLS options that trust `pki` and name `sni`.
