@@ -65,7 +65,8 @@ void digest(std::string_view text, unsigned char out[SHA256_DIGEST_LENGTH]) {
 
 constexpr char kPaths[] =
     "{\"error\":\"unknown admin path\",\"paths\":[\"/\",\"/healthz\",\"/ready\",\"/stats\","
-    "\"/stats/prometheus\",\"/stats/summary\",\"/clusters\",\"/config\",\"/plugins\",\"POST /reload\","
+    "\"/stats/prometheus\",\"/stats/summary\",\"/clusters\",\"/config\",\"/plugins\",\"POST "
+    "/reload\","
     "\"POST /drain\"]}\n";
 
 std::string reloadJson(const ReloadResult& r) {

@@ -68,8 +68,8 @@ std::string summaryJson(const SummaryFacts& f, const stats::Registry& registry) 
   const uint64_t now_s = f.now_ms / 1000;
   std::string out = "{\n  \"time_ms\": " + std::to_string(f.now_ms) + ",\n";
   out += "  \"started_at\": " + std::to_string(f.started_at) + ",\n";
-  out += "  \"uptime_s\": " + std::to_string(now_s > f.started_at ? now_s - f.started_at : 0) +
-         ",\n";
+  out +=
+      "  \"uptime_s\": " + std::to_string(now_s > f.started_at ? now_s - f.started_at : 0) + ",\n";
   out += "  \"version\": " + quoted(f.version) + ",\n";
   out += "  \"workers\": " + std::to_string(f.workers) + ",\n";
   out += "  \"config_version\": " + std::to_string(f.config_version) + ",\n";

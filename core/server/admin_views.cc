@@ -109,11 +109,12 @@ std::string Admin::statsJson() const {
          std::to_string(r.sum(stats::kTlsHandshakes.name, "result", "resumed")) + ",\n";
   for (int i = 0; i < tls::kHandshakeFailureCount; ++i) {
     const char* reason = tls::failureLabel(static_cast<tls::HandshakeFailure>(i));
-    out += std::string("  \"tls_handshakes_failed_") + reason + "\": " +
-           std::to_string(r.sum(stats::kTlsHandshakeFailures.name, "reason", reason)) + ",\n";
+    out += std::string("  \"tls_handshakes_failed_") + reason +
+           "\": " + std::to_string(r.sum(stats::kTlsHandshakeFailures.name, "reason", reason)) +
+           ",\n";
   }
-  out += "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) +
-         "\n";
+  out +=
+      "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
   out += "}\n";
   return out;
 }

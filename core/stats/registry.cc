@@ -327,7 +327,8 @@ bool Registry::histogramSum(const std::string& family, std::string_view label,
     if (!label.empty() && values[index] != value) continue;
     std::shared_ptr<const Series> series = weak.lock();
     if (series == nullptr) continue;
-    for (size_t b = 0; b <= n; ++b) out->counts[b] += sumSlot(series->base + static_cast<uint32_t>(b));
+    for (size_t b = 0; b <= n; ++b)
+      out->counts[b] += sumSlot(series->base + static_cast<uint32_t>(b));
     sum_micros += sumSlot(series->base + static_cast<uint32_t>(n) + 1);
   }
   out->sum = static_cast<double>(sum_micros) / 1e6;

@@ -20,11 +20,16 @@
 
   // ---- errors: anything unexpected is shown in #error (the integration test asserts it empty)
 
+  const errors = [];  // the distinct messages shown, at most MAX_ERRORS (newest kept)
+  const MAX_ERRORS = 5;
   function showError(message) {
     const el = $('error');
-    if (!el) return;
+    const line = 'dashboard error: ' + message;
+    if (!el || errors.includes(line)) return;
+    errors.push(line);
+    if (errors.length > MAX_ERRORS) errors.shift();
     el.hidden = false;
-    el.textContent = (el.textContent ? el.textContent + '\n' : '') + 'dashboard error: ' + message;
+    el.textContent = errors.join('\n');
   }
   window.addEventListener('error', (e) => showError(e.message || String(e)));
   window.addEventListener('unhandledrejection', (e) => showError(String(e.reason)));
@@ -204,17 +209,21 @@
     return el;
   }
 
-  // The smallest 1, 2 or 5 × 10^k at or above `v` (at least `floor`).
-  function niceMax(v, floor) {
-    v = Math.max(v, floor);
-    const p = Math.pow(10, Math.floor(Math.log10(v)));
-    for (const m of [1, 2, 5, 10]) {
-      if (m * p >= v) return m * p;
+  // A y axis for values up to `max` (at least `floor`): about four steps of 1, 2, 2.5 or 5 × 10^k.
+  function yAxis(max, floor) {
+    const raw = Math.max(max, floor) / 4;
+    const p = Math.pow(10, Math.floor(Math.log10(raw)));
+    let step = 10 * p;
+    for (const m of [1, 2, 2.5, 5]) {
+      if (m * p >= raw) {
+        step = m * p;
+        break;
+      }
     }
-    return 10 * p;
+    return {step: step, max: step * Math.max(1, Math.ceil(Math.max(max, floor) / step - 1e-9))};
   }
 
-  // Draws `series` ([{label, key}], up to three) of `points` into `svg`, over the last
+  // Draws `series` ([{label, key, colour}], colour 0-2: blue, amber, red) of `points` into `svg`, over the last
   // HISTORY polls ending at the newest point. Sets data-points to the points drawn.
   function drawChart(svg, legend, points, series, floor) {
     const width = Math.max(200, Math.round(svg.getBoundingClientRect().width) || 600);
@@ -234,17 +243,17 @@
         if (p[s.key] !== null && p[s.key] > max) max = p[s.key];
       }
     }
-    const yMax = niceMax(max, floor);
+    const axis = yAxis(max, floor);
+    const yMax = axis.max;
     const tEnd = points.length ? points[points.length - 1].t : Date.now();
     const span = HISTORY * POLL_MS;
     const x = (t) => left + (width - left - right) * (1 - (tEnd - t) / span);
     const y = (v) => top + (height - top - bottom) * (1 - v / yMax);
 
-    for (let i = 0; i <= 4; i++) {
-      const v = (yMax * i) / 4;
+    for (let v = 0; v <= yMax + axis.step / 2; v += axis.step) {
       svg.appendChild(svgEl('line', {class: 'grid', x1: left, x2: width - right, y1: y(v), y2: y(v)}));
       const label = svgEl('text', {class: 'axis', x: left - 6, y: y(v) + 4, 'text-anchor': 'end'});
-      label.textContent = fmtNum(v, yMax < 10 ? 1 : 0);
+      label.textContent = fmtNum(v, axis.step < 1 ? 2 : axis.step < 10 && axis.step % 1 ? 1 : 0);
       svg.appendChild(label);
     }
     const minutes = span / 60000;
@@ -270,11 +279,12 @@
         pen = true;
         drawn++;
       }
-      if (d) svg.appendChild(svgEl('path', {class: 'line s' + i, d: d.trim(), 'data-series': s.key}));
+      const colour = 's' + (s.colour === undefined ? i : s.colour);
+      if (d) svg.appendChild(svgEl('path', {class: 'line ' + colour, d: d.trim(), 'data-series': s.key}));
       const last = points.length ? points[points.length - 1][s.key] : null;
       const item = document.createElement('span');
       const swatch = document.createElement('span');
-      swatch.className = 'swatch s' + i;
+      swatch.className = 'swatch ' + colour;
       item.appendChild(swatch);
       item.appendChild(document.createTextNode(s.label + ' ' + fmtNum(last, 2)));
       legend.appendChild(item);
@@ -294,7 +304,7 @@
     const points = ring ? ring.toArray() : [];
     drawChart($('chart-rate'), $('legend-rate'), points, [{label: 'req/s', key: 'rate'}], 1);
     drawChart($('chart-errors'), $('legend-errors'), points,
-        [{label: '4xx %', key: 'err4'}, {label: '5xx %', key: 'err5'}], 1);
+        [{label: '4xx %', key: 'err4', colour: 1}, {label: '5xx %', key: 'err5', colour: 2}], 1);
     drawChart($('chart-latency'), $('legend-latency'), points,
         [{label: 'p50', key: 'p50'}, {label: 'p90', key: 'p90'}, {label: 'p99', key: 'p99'}], 1);
   }
