@@ -181,6 +181,47 @@ class DashboardTest : public ::testing::Test {
   std::thread traffic_;
 };
 
+// A stand-in admin for the page: relays every request to the real one (with the headers the
+// page depends on), answering each /stats/summary after `delay_ms` of real time, and none of
+// polls `down_from` to `down_to` - 1 (counting /stats/summary requests from 0): the connection
+// closes unanswered, as when sluice restarts or the admin is unreachable. The delay matters
+// under --virtual-time-budget: the page's timers fire as fast as Chromium can run them, but time
+// stops while a fetch is pending, so the delay lets traffic happen between two polls.
+class AdminRelay {
+ public:
+  AdminRelay(int real_admin, int delay_ms, int down_from = 0, int down_to = 0)
+      : delay_ms_(delay_ms),
+        down_from_(down_from),
+        down_to_(down_to),
+        upstream_(
+            [this, real_admin](const std::string& head, int) { return relay(real_admin, head); }) {}
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(upstream_.port()) + "/"; }
+  int polls() const { return polls_; }
+
+ private:
+  ScriptedUpstream::Reply relay(int real_admin, const std::string& head) {
+    std::string path = head.substr(4, head.find(' ', 4) - 4);
+    if (path == "/stats/summary") {  // the page needs it and /clusters for every update
+      int poll = polls_++;
+      if (poll >= down_from_ && poll < down_to_) return {"", true};
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_));
+    }
+    Response r = httpGet(real_admin, path);
+    std::string out = "HTTP/1.1 " + std::to_string(r.status) + " X\r\n";
+    for (const char* name :
+         {"Content-Type", "Cache-Control", "Content-Security-Policy", "X-Content-Type-Options"}) {
+      if (!r.header(name).empty()) out += std::string(name) + ": " + r.header(name) + "\r\n";
+    }
+    return {out + "Content-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body};
+  }
+
+  const int delay_ms_;
+  const int down_from_;
+  const int down_to_;
+  std::atomic<int> polls_{0};
+  ScriptedUpstream upstream_;  // last: its threads use the fields above
+};
+
 TEST_F(DashboardTest, SummaryCountsResponsesPerListenerWithPercentiles) {
   sendTraffic();
   Response r = httpGet(admin(), "/stats/summary");
@@ -258,8 +299,9 @@ TEST_F(DashboardTest, ChromiumRendersClustersHostsAndChartsWithData) {
   if (!needChromium()) GTEST_SKIP() << "chromium not installed (Debian package chromium)";
   sendTraffic();
   startTraffic();
-  // About 8 polls of virtual time; each fetch really reaches sluice.
-  const std::string dom = runChromium(url(), "--dump-dom", 8000);
+  // About 8 polls of virtual time, 150 ms of real time apart.
+  AdminRelay relay(admin(), 150);
+  const std::string dom = runChromium(relay.url(), "--dump-dom", 8000);
   ASSERT_FALSE(dom.empty());
   EXPECT_EQ(errorText(dom), "") << dom.substr(0, 4000);
   EXPECT_EQ(attribute(startTag(dom, "status"), "data-state"), "live");
@@ -282,6 +324,7 @@ TEST_F(DashboardTest, ChromiumRendersClustersHostsAndChartsWithData) {
   EXPECT_NE(dom.find("<dd id=\"fact-config\">1</dd>"), std::string::npos);
   EXPECT_NE(dom.find(">serving</dd>"), std::string::npos);
 
+  // The screenshot straight from sluice's admin (its real headers, Content-Security-Policy too).
   const std::string shot = uniqueTmpPath("dashboard.png");
   runChromium(url(), "--screenshot=" + shot, 6000);
   PngImage image;
@@ -297,45 +340,12 @@ TEST_F(DashboardTest, ChromiumRendersClustersHostsAndChartsWithData) {
   EXPECT_GT(content.count(0x2563eb) + content.count(0x15803d), 200u) << "lines and health dots";
 }
 
-// A stand-in admin for the page: serves what the real one does, except that polls number
-// `down_from` to `down_to` - 1 (counting /stats/summary requests from 0) get no answer (the
-// connection closes), as when sluice restarts or the admin is unreachable.
-class FlakyAdmin {
- public:
-  FlakyAdmin(int real_admin, int down_from, int down_to)
-      : down_from_(down_from),
-        down_to_(down_to),
-        upstream_(
-            [this, real_admin](const std::string& head, int) { return relay(real_admin, head); }) {}
-  int port() const { return upstream_.port(); }
-  int polls() const { return polls_; }
-
- private:
-  ScriptedUpstream::Reply relay(int real_admin, const std::string& head) {
-    std::string path = head.substr(4, head.find(' ', 4) - 4);
-    if (path == "/stats/summary") {  // the page needs it and /clusters for every update
-      int poll = polls_++;
-      if (poll >= down_from_ && poll < down_to_) return {"", true};
-    }
-    Response r = httpGet(real_admin, path);
-    return {"HTTP/1.1 " + std::to_string(r.status) +
-            " X\r\nContent-Type: " + r.header("Content-Type") +
-            "\r\nContent-Length: " + std::to_string(r.body.size()) + "\r\n\r\n" + r.body};
-  }
-
-  const int down_from_;
-  const int down_to_;
-  std::atomic<int> polls_{0};
-  ScriptedUpstream upstream_;  // last: its threads use the fields above
-};
-
 TEST_F(DashboardTest, ChromiumShowsDisconnectedThenLiveAgain) {
   if (!needChromium()) GTEST_SKIP() << "chromium not installed (Debian package chromium)";
   sendTraffic();
   {
-    FlakyAdmin flaky(admin(), 3, 1000);  // unreachable after three polls, for good
-    const std::string dom =
-        runChromium("http://127.0.0.1:" + std::to_string(flaky.port()) + "/", "--dump-dom", 12000);
+    AdminRelay flaky(admin(), 0, 3, 1000);  // unreachable after three polls, for good
+    const std::string dom = runChromium(flaky.url(), "--dump-dom", 12000);
     EXPECT_EQ(errorText(dom), "");
     const std::string status = startTag(dom, "status");
     EXPECT_EQ(attribute(status, "data-state"), "disconnected") << status;
@@ -345,9 +355,8 @@ TEST_F(DashboardTest, ChromiumShowsDisconnectedThenLiveAgain) {
         << "the last known state stays on the page";
   }
   {
-    FlakyAdmin flaky(admin(), 2, 5);  // three polls lost, then back
-    const std::string dom =
-        runChromium("http://127.0.0.1:" + std::to_string(flaky.port()) + "/", "--dump-dom", 20000);
+    AdminRelay flaky(admin(), 0, 2, 5);  // three polls lost, then back
+    const std::string dom = runChromium(flaky.url(), "--dump-dom", 20000);
     EXPECT_EQ(errorText(dom), "");
     EXPECT_EQ(attribute(startTag(dom, "status"), "data-state"), "live");
     EXPECT_GT(flaky.polls(), 6);
