@@ -9,7 +9,7 @@
 
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
-#include "core/server/config_watch.h"
+#include "core/server/file_watch.h"
 #include "core/server/server.h"
 
 namespace sluice::server {
@@ -326,13 +326,15 @@ void Server::updateWatch() {
   // Applied 200 ms after the file went quiet, and at most 1 s after its first change even while
   // it keeps changing (docs/operations.md).
   watch_ =
-      std::make_unique<ConfigWatch>(base_, source_.path, kWatchQuietMs, kWatchMaxWaitMs, [this] {
-        std::ifstream in(source_.path, std::ios::binary);
-        std::stringstream text;
-        if (in) text << in.rdbuf();
-        if (in && text.str() == built_.config->text) return;  // touched, not changed
-        reload("file watch", false);
-      });
+      std::make_unique<FileWatch>(base_, "watch_config", std::vector<std::string>{source_.path},
+                                  kWatchQuietMs, kWatchMaxWaitMs, [this] {
+                                    std::ifstream in(source_.path, std::ios::binary);
+                                    std::stringstream text;
+                                    if (in) text << in.rdbuf();
+                                    if (in && text.str() == built_.config->text)
+                                      return;  // touched, not changed
+                                    reload("file watch", false);
+                                  });
 }
 
 }  // namespace sluice::server

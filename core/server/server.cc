@@ -10,8 +10,7 @@
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/server/admin.h"
-#include "core/server/cert_watch.h"
-#include "core/server/config_watch.h"
+#include "core/server/file_watch.h"
 #include "core/server/listen.h"
 #include "core/stats/registry.h"
 
@@ -75,6 +74,10 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   const uint32_t n = workerCount(cfg);
   for (uint32_t i = 0; i < n; ++i) workers_.push_back(std::make_unique<event::Worker>(i));
 
+  // The file watches before any socket: a change made as soon as a listener accepts (the
+  // kernel queues connections from bind on) must not be missed.
+  updateWatch();
+  updateCertWatch();
   // Every listener's sockets, each address taken exclusively (listen.h): a second sluice
   // started on an address this one serves stops here instead of sharing it.
   std::map<std::string, std::vector<int>> fds;
@@ -141,8 +144,6 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
     if (sink != nullptr) sink->flush();
   }
   applyToWorkers(fds, {}, 0);
-  updateWatch();
-  updateCertWatch();
 
   for (const auto& l : built_.listeners) {
     SLUICE_LOG(kInfo, "listener '", l->config.name, "' on ", l->config.address,

@@ -21,8 +21,7 @@
 namespace sluice::server {
 
 class Admin;
-class CertWatch;
-class ConfigWatch;
+class FileWatch;
 
 // Where the configuration comes from, to read it again on reload.
 struct ConfigSource {
@@ -112,8 +111,8 @@ class Server {
   ::event* access_log_timer_ = nullptr;  // reports dropped access log lines (every second)
   std::unique_ptr<Admin> admin_;
   std::unique_ptr<ClusterManager> clusters_;
-  std::unique_ptr<ConfigWatch> watch_;
-  std::unique_ptr<CertWatch> cert_watch_;
+  std::unique_ptr<FileWatch> watch_;       // watch_config
+  std::unique_ptr<FileWatch> cert_watch_;  // TLS files (tls_watch.cc)
   std::string tls_fingerprint_;  // of the running config's TLS settings and files
   // One per discovery entry (index = its position in built_.discovery); null when not running.
   std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;

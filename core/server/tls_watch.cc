@@ -2,7 +2,7 @@
 // every reload, and when their files change). Main thread.
 #include "core/common/log.h"
 #include "core/server/bootstrap.h"
-#include "core/server/cert_watch.h"
+#include "core/server/file_watch.h"
 #include "core/server/server.h"
 
 namespace sluice::server {
@@ -21,7 +21,7 @@ void Server::updateCertWatch() {
     return;
   }
   if (cert_watch_ != nullptr && cert_watch_->files() == files) return;
-  cert_watch_ = std::make_unique<CertWatch>(base_, files, kQuietMs, kMaxWaitMs, [this] {
+  cert_watch_ = std::make_unique<FileWatch>(base_, "tls", files, kQuietMs, kMaxWaitMs, [this] {
     if (draining_ || tlsFingerprint(*built_.config) == tls_fingerprint_) return;  // touched only
     SLUICE_LOG(kInfo, "tls: certificate files changed: reloading");
     reload("certificate files", false);

@@ -9,6 +9,7 @@
 
 #include <memory>
 
+#include "test/harness/sockets.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -28,39 +29,6 @@ clusters:
   - name: svc
     endpoints: [${BACKEND}]
 )";
-
-// A listening socket on a free loopback port, owned by this test process (the same effective
-// UID as the sluice it starts), with SO_REUSEPORT set: exactly what the kernel would let another
-// SO_REUSEPORT socket join.
-class ReusePortHolder {
- public:
-  ReusePortHolder() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd_, 16) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "cannot set up the SO_REUSEPORT holder";
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  ~ReusePortHolder() {
-    if (fd_ >= 0) close(fd_);
-  }
-  ReusePortHolder(const ReusePortHolder&) = delete;
-  ReusePortHolder& operator=(const ReusePortHolder&) = delete;
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 // Starts sluice on `yaml` and waits for it to exit; its exit code (-1 when it kept running for
 // 15 s, i.e. it started), output in *out.
@@ -127,7 +95,7 @@ TEST(AddressInUseTest, SecondSluiceOnTheSameAdminAddressIsRefused) {
 TEST(AddressInUseTest, AddressHeldWithSoReusePortBySameUserIsRefused) {
   // The kernel would let sluice's SO_REUSEPORT sockets join this one (same UID); sluice must
   // not.
-  ReusePortHolder holder;
+  ReusePortListener holder;
   ASSERT_NE(holder.port(), 0);
   std::string out;
   const int code = runToExit(substitute(kConfig, {{"PORT", std::to_string(holder.port())},

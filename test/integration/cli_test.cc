@@ -8,6 +8,7 @@
 
 #include <regex>
 
+#include "test/harness/sockets.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -35,40 +36,6 @@ int validate(const std::string& yaml, std::string* path, std::string* out,
   args.insert(args.end(), extra.begin(), extra.end());
   return runSluice(args, out);
 }
-
-// A socket listening on a free loopback port for as long as it lives, with SO_REUSEPORT as a
-// sluice worker's socket has it (the same UID as the sluice under test, so the kernel alone
-// would let a SO_REUSEPORT bind join it).
-class Listening {
- public:
-  Listening() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd_, 16) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "cannot listen on a free port";
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  ~Listening() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Listening(const Listening&) = delete;
-  Listening& operator=(const Listening&) = delete;
-  int port() const { return port_; }
-  std::string address() const { return "127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
 
 // Escapes `text` for use in a std::regex.
 std::string quoteRegex(const std::string& text) {
@@ -99,7 +66,7 @@ TEST(CliTest, ValidateGoodConfigPrintsOkAndExitsZero) {
 }
 
 TEST(CliTest, ValidateReportsAListenerAddressHeldByAnotherProcess) {
-  Listening held;
+  ReusePortListener held;
   std::string path, out;
   std::string yaml = kGood;
   yaml.replace(yaml.find("127.0.0.1:${PORT}"), 17, held.address());
@@ -134,7 +101,7 @@ TEST(CliTest, ValidateReportsAPrivilegedPortAsNonRoot) {
 }
 
 TEST(CliTest, ValidateReportsAnAdminAddressHeldByAnotherProcess) {
-  Listening held;
+  ReusePortListener held;
   std::string path, out;
   EXPECT_EQ(validate("admin: { address: " + held.address() + R"( }
 listeners:

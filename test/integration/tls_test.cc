@@ -3,6 +3,9 @@
 // plaintext on a TLS port, and large bodies both ways over TLS.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <ctime>
+
 #include "test/integration/tls_fixture.h"
 
 namespace sluice::test {
@@ -195,6 +198,40 @@ TEST_F(TlsTest, LargeBodiesBothWays) {
   ASSERT_TRUE(up.complete) << up.error;
   EXPECT_EQ(echoNumber(up.body, "body_length"), static_cast<int64_t>(body.size()));
   EXPECT_EQ(echoString(up.body, "body_fnv1a"), hex8(fnv1a(body)));
+}
+
+// The value of the sample `name{labels}` in a Prometheus scrape, or -1 when absent.
+double sample(const std::string& text, const std::string& series) {
+  size_t at = ("\n" + text).find("\n" + series + " ");
+  return at == std::string::npos ? -1 : std::atof(text.c_str() + at + series.size() + 1);
+}
+
+TEST_F(TlsTest, HandshakesAndCertificateExpiryAreMetrics) {
+  auto gw = start(false);
+  ASSERT_TRUE(gw->ready());
+  ASSERT_TRUE(httpsRequest(gw->port(), trusting(*pki_, "a.test"), "/").tls.ok);
+  ASSERT_TRUE(httpsRequest(gw->port(), trusting(*pki_, "b.test"), "/").tls.ok);
+  TlsOptions h2_only = trusting(*pki_, "a.test");
+  h2_only.alpn = {"h2"};
+  EXPECT_FALSE(httpsRequest(gw->port(), h2_only, "/").tls.ok);
+  std::string text = httpGet(gw->adminPort(), "/stats/prometheus").body;
+  EXPECT_EQ(
+      sample(text, R"(sluice_downstream_tls_handshakes_total{listener="edge",result="full"})"), 2);
+  EXPECT_EQ(
+      sample(text,
+             R"(sluice_downstream_tls_handshake_failures_total{listener="edge",reason="alpn"})"),
+      1);
+  // Issued with 30 days of validity (CertOptions' default), a moment ago.
+  double expiry = sample(
+      text, "sluice_tls_certificate_expiry_timestamp_seconds{listener=\"edge\",certificate=\"" +
+                b_.cert + "\"}");
+  double expected = static_cast<double>(time(nullptr)) + 30 * 86400;
+  EXPECT_NEAR(expiry, expected, 600) << text;
+  if (std::system("command -v promtool >/dev/null 2>&1") == 0) {
+    std::string in = uniqueTmpPath("tls-scrape.txt");
+    writeFile(in, text);
+    EXPECT_EQ(std::system(("promtool check metrics < " + in + " >/dev/null 2>&1").c_str()), 0);
+  }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "test/harness/sockets.h"
 #include "test/reload/reload_fixture.h"
 
 namespace sluice::test {
@@ -31,38 +32,6 @@ clusters:
     endpoints: [${A}]
 )";
 
-// A socket of this test process listening on a free loopback port with SO_REUSEPORT: the same
-// UID as the sluice under test, so the kernel alone would let sluice's sockets join it.
-class Holder {
- public:
-  Holder() {
-    fd_ = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    int one = 1;
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    setsockopt(fd_, SOL_SOCKET, SO_REUSEPORT, &one, sizeof(one));
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    socklen_t len = sizeof(addr);
-    if (bind(fd_, reinterpret_cast<sockaddr*>(&addr), len) != 0 || listen(fd_, 16) != 0 ||
-        getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) != 0) {
-      ADD_FAILURE() << "cannot listen on a free port";
-      return;
-    }
-    port_ = ntohs(addr.sin_port);
-  }
-  ~Holder() {
-    if (fd_ >= 0) close(fd_);
-  }
-  Holder(const Holder&) = delete;
-  Holder& operator=(const Holder&) = delete;
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
 std::string refusal(const std::string& listener, int port) {
   return "listener '" + listener + "': cannot bind 127.0.0.1:" + std::to_string(port) +
          ": address already in use (held by another process)";
@@ -70,7 +39,7 @@ std::string refusal(const std::string& listener, int port) {
 
 TEST(ListenerAddressTest, MoveOntoAnAddressHeldByAnotherProcessIsRefused) {
   EchoBackend a("a");
-  Holder holder;
+  ReusePortListener holder;
   ASSERT_NE(holder.port(), 0);
   const int side = freePort();
   ReloadGateway gateway(kConfig,
@@ -109,7 +78,7 @@ TEST(ListenerAddressTest, MoveOntoAnAddressHeldByAnotherProcessIsRefused) {
 
 TEST(ListenerAddressTest, AddedListenerOnAnAddressHeldByAnotherProcessIsRefused) {
   EchoBackend a("a");
-  Holder holder;
+  ReusePortListener holder;
   ASSERT_NE(holder.port(), 0);
   const int side = freePort();
   ReloadGateway gateway(kConfig,

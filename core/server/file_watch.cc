@@ -1,4 +1,4 @@
-#include "core/server/cert_watch.h"
+#include "core/server/file_watch.h"
 
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -25,25 +25,29 @@ timeval toTimeval(uint64_t ms) {
 
 }  // namespace
 
-CertWatch::CertWatch(event_base* base, const std::vector<std::string>& files, uint32_t quiet_ms,
-                     uint32_t max_wait_ms, std::function<void()> changed)
-    : files_(files), quiet_ms_(quiet_ms), max_wait_ms_(max_wait_ms), changed_(std::move(changed)) {
+FileWatch::FileWatch(event_base* base, std::string what, const std::vector<std::string>& files,
+                     uint32_t quiet_ms, uint32_t max_wait_ms, std::function<void()> changed)
+    : what_(std::move(what)),
+      files_(files),
+      quiet_ms_(quiet_ms),
+      max_wait_ms_(max_wait_ms > quiet_ms ? max_wait_ms : quiet_ms),
+      changed_(std::move(changed)) {
   fd_ = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd_ < 0) {
-    SLUICE_LOG(kError, "tls: cannot watch certificate files: ", strerror(errno),
-               "; reload with SIGHUP or POST /reload after replacing them");
+    SLUICE_LOG(kError, what_, ": cannot watch files: ", strerror(errno),
+               "; reload with SIGHUP or POST /reload after changing them");
     return;
   }
   std::map<std::string, int> dirs;
   for (const std::string& f : files_) {
-    std::filesystem::path p(f);
+    std::filesystem::path p = std::filesystem::absolute(f);
     std::string dir = p.parent_path().string();
     auto it = dirs.find(dir);
     if (it == dirs.end()) {
       int wd = inotify_add_watch(fd_, dir.c_str(),
                                  IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_MODIFY);
       if (wd < 0) {
-        SLUICE_LOG(kWarn, "tls: cannot watch ", dir, ": ", strerror(errno),
+        SLUICE_LOG(kWarn, what_, ": cannot watch ", dir, ": ", strerror(errno),
                    "; changes there need SIGHUP or POST /reload");
         continue;
       }
@@ -51,19 +55,21 @@ CertWatch::CertWatch(event_base* base, const std::vector<std::string>& files, ui
     }
     names_[it->second].insert(p.filename().string());
   }
-  read_event_ = event_new(base, fd_, EV_READ | EV_PERSIST, &CertWatch::onInotify, this);
+  read_event_ = event_new(base, fd_, EV_READ | EV_PERSIST, &FileWatch::onInotify, this);
   event_add(read_event_, nullptr);
-  timer_ = evtimer_new(base, &CertWatch::onTimer, this);
+  timer_ = evtimer_new(base, &FileWatch::onTimer, this);
+  for (const std::string& f : files_)
+    SLUICE_LOG(kInfo, "watching ", f, " for changes (", what_, ")");
 }
 
-CertWatch::~CertWatch() {
+FileWatch::~FileWatch() {
   if (read_event_ != nullptr) event_free(read_event_);
   if (timer_ != nullptr) event_free(timer_);
   if (fd_ >= 0) close(fd_);
 }
 
-void CertWatch::onInotify(evutil_socket_t fd, short, void* arg) {
-  auto* self = static_cast<CertWatch*>(arg);
+void FileWatch::onInotify(evutil_socket_t fd, short, void* arg) {
+  auto* self = static_cast<FileWatch*>(arg);
   alignas(inotify_event) char buf[8192];
   bool relevant = false;
   for (;;) {
@@ -85,12 +91,14 @@ void CertWatch::onInotify(evutil_socket_t fd, short, void* arg) {
   if (self->first_event_ms_ == 0) self->first_event_ms_ = now;
   uint64_t deadline = self->first_event_ms_ + self->max_wait_ms_;
   uint64_t at = now + self->quiet_ms_ < deadline ? now + self->quiet_ms_ : deadline;
+  // Re-arming pushes the callback past the burst, but never past max_wait_ms after its first
+  // event: a file rewritten more often than quiet_ms would otherwise never be applied.
   timeval tv = toTimeval(at > now ? at - now : 0);
-  evtimer_add(self->timer_, &tv);  // re-arming pushes the reload past the burst, up to the cap
+  evtimer_add(self->timer_, &tv);
 }
 
-void CertWatch::onTimer(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<CertWatch*>(arg);
+void FileWatch::onTimer(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<FileWatch*>(arg);
   self->first_event_ms_ = 0;
   self->changed_();
 }
