@@ -64,8 +64,9 @@ void digest(std::string_view text, unsigned char out[SHA256_DIGEST_LENGTH]) {
 }
 
 constexpr char kPaths[] =
-    "{\"error\":\"unknown admin path\",\"paths\":[\"/healthz\",\"/ready\",\"/stats\","
-    "\"/stats/prometheus\",\"/clusters\",\"/config\",\"/plugins\",\"POST /reload\","
+    "{\"error\":\"unknown admin path\",\"paths\":[\"/\",\"/healthz\",\"/ready\",\"/stats\","
+    "\"/stats/prometheus\",\"/stats/summary\",\"/clusters\",\"/config\",\"/plugins\",\"POST "
+    "/reload\","
     "\"POST /drain\"]}\n";
 
 std::string reloadJson(const ReloadResult& r) {
@@ -130,6 +131,8 @@ void Admin::handle(evhttp_request* req, const std::string& path, bool post) {
     }
   } else if (path == "/stats") {
     reply(req, 200, "OK", statsJson(), "application/json");
+  } else if (path == "/stats/summary") {
+    reply(req, 200, "OK", summaryJson(), "application/json");
   } else if (path == "/stats/prometheus") {
     reply(req, 200, "OK", prometheusText(), stats::kPrometheusContentType);
   } else if (path == "/clusters") {
@@ -151,7 +154,7 @@ void Admin::handle(evhttp_request* req, const std::string& path, bool post) {
     bool dry_run = dryRunAsked(evhttp_request_get_uri(req));
     ReloadResult r = server_.reload("admin", dry_run);
     reply(req, r.ok ? 200 : 400, r.ok ? "OK" : "Bad Request", reloadJson(r), "application/json");
-  } else {
+  } else if (post || !serveDashboard(req, path)) {
     reply(req, 404, "Not Found", kPaths, "application/json");
   }
 }

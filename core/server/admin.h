@@ -4,6 +4,11 @@
 //   GET /ready              200 "ready", or 503 "draining" once a drain began (readiness)
 //   GET /stats              JSON counters summed over workers (from the metric families)
 //   GET /stats/prometheus   every metric in the Prometheus text format 0.0.4
+//   GET /stats/summary      JSON: uptime, config version, reloads, draining, and per listener
+//                           (and in total) responses by class, connections and the request
+//                           duration histogram with p50/p90/p99 (admin_summary.h)
+//   GET /                   the dashboard: a page (and /dashboard/* scripts and styles) compiled
+//                           into the binary that charts /stats/summary and /clusters
 //   GET /clusters           JSON: every cluster, its balancer and hosts (weight, health,
 //                           in-flight, total requests)
 //   GET /config             JSON: running config version, its SHA-256, file, last reload, text
@@ -40,9 +45,12 @@ class Admin {
   void handle(evhttp_request* req, const std::string& path, bool post);
   bool authorized(evhttp_request* req) const;
   void drain(evhttp_request* req);
+  // Serves the dashboard asset at `path` (admin_dashboard.cc); false when there is none.
+  bool serveDashboard(evhttp_request* req, const std::string& path);
 
   // Views (admin_views.cc).
   std::string statsJson() const;
+  std::string summaryJson() const;
   std::string prometheusText() const;
   std::string clustersJson() const;
   std::string configJson() const;

@@ -3,6 +3,7 @@
 #include <openssl/sha.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "core/api/common.h"
 #include "core/proxy/local_reply.h"
 #include "core/server/admin.h"
+#include "core/server/admin_summary.h"
 #include "core/server/server.h"
 #include "core/server/version.h"
 #include "core/stats/families.h"
@@ -117,6 +119,26 @@ std::string Admin::statsJson() const {
       "  \"access_log_dropped\": " + std::to_string(accesslog::Registry::global().dropped()) + "\n";
   out += "}\n";
   return out;
+}
+
+std::string Admin::summaryJson() const {
+  SummaryFacts f;
+  f.now_ms = static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                       std::chrono::system_clock::now().time_since_epoch())
+                                       .count());
+  f.started_at = server_.startedAtUnix();
+  f.version = kVersion;
+  f.workers = server_.workers().size();
+  f.config_version = server_.configVersion();
+  f.reloads_ok = server_.reloadsOk();
+  f.reloads_failed = server_.reloadsFailed();
+  f.last_reload_at = server_.lastReloadAt();
+  f.last_reload_ok = server_.lastReload().ok;
+  f.draining = draining_;
+  for (const config::Listener& l : server_.built().config->listeners) {
+    f.listeners.push_back({l.name, l.address, l.context_path, l.tls.enabled});
+  }
+  return server::summaryJson(f, stats::defaultRegistry());
 }
 
 std::string Admin::prometheusText() const {

@@ -1,5 +1,6 @@
 #include "core/stats/registry.h"
 
+#include <algorithm>
 #include <cmath>
 #include <iterator>
 #include <new>
@@ -281,20 +282,62 @@ void Registry::writePrometheus(std::string* out) const {
 
 int64_t Registry::sum(const std::string& family, std::string_view label,
                       std::string_view value) const {
+  LabelMatch match;
+  if (!label.empty()) match.emplace_back(label, value);
+  return sum(family, match);
+}
+
+int64_t Registry::sum(const std::string& family, const LabelMatch& match) const {
   std::lock_guard<std::mutex> lock(mutex_);
   auto it = families_.find(family);
   if (it == families_.end() || it->second->spec.kind == Kind::kHistogram) return 0;
   const FamilySpec& spec = it->second->spec;
-  size_t index = spec.labels.size();
-  for (size_t i = 0; i < spec.labels.size(); ++i) {
-    if (spec.labels[i] == label) index = i;
+  std::vector<std::pair<size_t, std::string_view>> wanted;  // (label index, value)
+  for (const auto& [label, value] : match) {
+    auto at = std::find(spec.labels.begin(), spec.labels.end(), label);
+    if (at == spec.labels.end()) return 0;
+    wanted.emplace_back(static_cast<size_t>(at - spec.labels.begin()), value);
   }
-  if (!label.empty() && index == spec.labels.size()) return 0;
   int64_t total = 0;
   for (const auto& [values, weak] : it->second->series) {
-    if (!label.empty() && values[index] != value) continue;
+    bool matches = true;
+    for (const auto& [index, value] : wanted) matches = matches && values[index] == value;
+    if (!matches) continue;
     if (auto series = weak.lock()) total += static_cast<int64_t>(sumSlot(series->base));
   }
+  return total;
+}
+
+bool Registry::histogramSum(const std::string& family, std::string_view label,
+                            std::string_view value, HistogramSnapshot* out) const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  auto it = families_.find(family);
+  if (it == families_.end() || it->second->spec.kind != Kind::kHistogram) return false;
+  const FamilyData& data = *it->second;
+  size_t index = data.spec.labels.size();
+  for (size_t i = 0; i < data.spec.labels.size(); ++i) {
+    if (data.spec.labels[i] == label) index = i;
+  }
+  if (!label.empty() && index == data.spec.labels.size()) return false;
+  const size_t n = data.buckets.size();
+  out->bounds = data.buckets;
+  out->counts.assign(n + 1, 0);
+  uint64_t sum_micros = 0;
+  for (const auto& [values, weak] : data.series) {
+    if (!label.empty() && values[index] != value) continue;
+    std::shared_ptr<const Series> series = weak.lock();
+    if (series == nullptr) continue;
+    for (size_t b = 0; b <= n; ++b)
+      out->counts[b] += sumSlot(series->base + static_cast<uint32_t>(b));
+    sum_micros += sumSlot(series->base + static_cast<uint32_t>(n) + 1);
+  }
+  out->sum = static_cast<double>(sum_micros) / 1e6;
+  return true;
+}
+
+uint64_t HistogramSnapshot::count() const {
+  uint64_t total = 0;
+  for (uint64_t c : counts) total += c;
   return total;
 }
 

@@ -39,6 +39,7 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/stats/store.h"
@@ -64,6 +65,19 @@ struct FamilySpec {
 
 class Registry;
 struct Series;  // registry.cc
+
+// (label name, value) pairs a series must all have, for Registry::sum.
+using LabelMatch = std::vector<std::pair<std::string_view, std::string_view>>;
+
+// A histogram's buckets summed at one moment: `bounds` are the finite upper bounds in the family's
+// unit, `counts[i]` the observations in bucket i alone (not cumulative; one more entry than
+// `bounds` for +Inf), `sum` their total in the family's unit. See quantile.h.
+struct HistogramSnapshot {
+  Buckets bounds;
+  std::vector<uint64_t> counts;
+  double sum = 0;
+  uint64_t count() const;
+};
 
 class Counter {
  public:
@@ -143,6 +157,14 @@ class Registry {
   // is empty); 0 for an unknown family. Counters and gauges.
   int64_t sum(const std::string& family, std::string_view label = {},
               std::string_view value = {}) const;
+  // Same, over the series matching every (label, value) pair of `match` (all series when empty;
+  // 0 when a label is not the family's).
+  int64_t sum(const std::string& family, const LabelMatch& match) const;
+  // Sum over every series of histogram `family` whose label `label` is `value` (every series
+  // when `label` is empty), as a snapshot (histogram.h). False for an unknown family or one that
+  // is not a histogram.
+  bool histogramSum(const std::string& family, std::string_view label, std::string_view value,
+                    HistogramSnapshot* out) const;
   // Live series (all families), for tests and a sanity check on label cardinality.
   size_t seriesCount() const;
 
