@@ -1,5 +1,7 @@
 #include "core/server/admin.h"
 
+#include <arpa/inet.h>
+
 #include <event2/buffer.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/crypto.h>
@@ -93,6 +95,9 @@ bool Admin::listen(const std::string& address, std::string* error) {
   std::string host = address.substr(0, colon);
   if (host.size() > 2 && host.front() == '[') host = host.substr(1, host.size() - 2);
   int port = atoi(address.c_str() + colon + 1);
+  in_addr a4;
+  loopback_ = host == "::1" || host == "localhost" ||
+              (inet_pton(AF_INET, host.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127);
   http_ = evhttp_new(server_.base());
   evhttp_set_gencb(http_, &Admin::onRequest, this);
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
@@ -109,6 +114,12 @@ void Admin::onRequest(evhttp_request* req, void* arg) {
   std::string path = uri != nullptr ? uri : "/";
   path = path.substr(0, path.find('?'));
   const bool post = evhttp_request_get_command(req) == EVHTTP_REQ_POST;
+  std::string why;
+  if (self->forgedByBrowser(req, post, &why)) {
+    reply(req, 403, "Forbidden", "{\"error\":\"" + proxy::jsonEscape(why) + "\"}\n",
+          "application/json");
+    return;
+  }
   if (post && !self->authorized(req)) {
     evhttp_add_header(evhttp_request_get_output_headers(req), "WWW-Authenticate",
                       "Bearer realm=\"sluice admin\"");
@@ -157,6 +168,41 @@ void Admin::handle(evhttp_request* req, const std::string& path, bool post) {
   } else if (post || !serveDashboard(req, path)) {
     reply(req, 404, "Not Found", kPaths, "application/json");
   }
+}
+
+bool Admin::forgedByBrowser(evhttp_request* req, bool post, std::string* why) const {
+  const evkeyvalq* in = evhttp_request_get_input_headers(req);
+  const char* host_header = evhttp_find_header(in, "Host");
+  std::string host = host_header != nullptr ? host_header : "";
+  for (char& c : host) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+  if (loopback_ && !host.empty()) {
+    std::string name = host;
+    if (name.front() == '[') {
+      name = name.substr(1, name.find(']') - 1);
+    } else {
+      name = name.substr(0, name.rfind(':'));
+    }
+    in6_addr a6;
+    in_addr a4;
+    bool literal =
+        inet_pton(AF_INET, name.c_str(), &a4) == 1 || inet_pton(AF_INET6, name.c_str(), &a6) == 1;
+    if (!literal && name != "localhost") {
+      *why = "Host '" + host +
+             "' refused: a loopback admin answers only IP addresses and "
+             "localhost (DNS rebinding guard)";
+      return true;
+    }
+  }
+  const char* origin = evhttp_find_header(in, "Origin");
+  if (post && origin != nullptr) {
+    std::string o = origin;
+    for (char& c : o) c = static_cast<char>(tolower(static_cast<unsigned char>(c)));
+    if (o != "http://" + host) {
+      *why = "cross-origin POST from '" + std::string(origin) + "' refused";
+      return true;
+    }
+  }
+  return false;
 }
 
 bool Admin::authorized(evhttp_request* req) const {

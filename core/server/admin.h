@@ -44,6 +44,11 @@ class Admin {
   static void onRequest(evhttp_request* req, void* arg);
   void handle(evhttp_request* req, const std::string& path, bool post);
   bool authorized(evhttp_request* req) const;
+  // Requests a web browser was made to send on someone else's behalf: on a loopback admin
+  // address, a Host that is not an IP literal or `localhost` (DNS rebinding: a page whose name
+  // resolves to 127.0.0.1); on any address, a POST whose Origin is not the admin itself
+  // (cross-site request forgery: a page POSTing /drain). Sets *why.
+  bool forgedByBrowser(evhttp_request* req, bool post, std::string* why) const;
   void drain(evhttp_request* req);
   // Serves the dashboard asset at `path` (admin_dashboard.cc); false when there is none.
   bool serveDashboard(evhttp_request* req, const std::string& path);
@@ -59,6 +64,7 @@ class Admin {
   Server& server_;
   evhttp* http_ = nullptr;
   bool draining_ = false;
+  bool loopback_ = false;  // bound to 127.0.0.0/8 or ::1: only IP or localhost Hosts
 };
 
 }  // namespace sluice::server

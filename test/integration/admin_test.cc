@@ -71,6 +71,29 @@ TEST_F(AdminTest, PostNeedsTheBearerTokenGetsStayOpen) {
   EXPECT_EQ(httpGet(admin(), "/config").status, 200);
 }
 
+TEST_F(AdminTest, BrowserForgeriesAreRefused) {
+  const std::string self = "127.0.0.1:" + std::to_string(admin());
+  const std::string bearer = std::string("Bearer ") + kToken;
+  // DNS rebinding: a page on evil.example whose name now resolves to 127.0.0.1.
+  Response rebound = httpRequest(admin(), "GET", "/config", {{"Host", "evil.example:9901"}});
+  EXPECT_EQ(rebound.status, 403);
+  EXPECT_EQ(rebound.body.find("admin_token"), std::string::npos);
+  EXPECT_EQ(httpRequest(admin(), "GET", "/stats", {{"Host", self}}).status, 200);
+  EXPECT_EQ(httpRequest(admin(), "GET", "/stats", {{"Host", "localhost:9901"}}).status, 200);
+  EXPECT_EQ(httpRequest(admin(), "GET", "/stats", {{"Host", "[::1]:9901"}}).status, 200);
+  // Cross-site request forgery: even with the token (a browser may hold it), a POST from
+  // another origin is refused; the admin's own page (same origin) may POST.
+  Response forged =
+      httpRequest(admin(), "POST", "/drain",
+                  {{"Host", self}, {"Origin", "http://evil.example"}, {"Authorization", bearer}});
+  EXPECT_EQ(forged.status, 403);
+  EXPECT_TRUE(gateway_->process().running());
+  Response same =
+      httpRequest(admin(), "POST", "/reload?dry_run=1",
+                  {{"Host", self}, {"Origin", "http://" + self}, {"Authorization", bearer}});
+  EXPECT_EQ(same.status, 200) << same.body;
+}
+
 TEST_F(AdminTest, HealthzAnswersWhileTheLoopRuns) {
   Response r = httpGet(admin(), "/healthz");
   EXPECT_EQ(r.status, 200);
