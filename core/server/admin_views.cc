@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "core/accesslog/registry.h"
 #include "core/api/common.h"
 #include "core/proxy/local_reply.h"
@@ -34,13 +35,8 @@ std::string jsonList(const std::vector<std::string>& items) {
 std::string sha256Hex(const std::string& text) {
   unsigned char digest[SHA256_DIGEST_LENGTH];
   SHA256(reinterpret_cast<const unsigned char*>(text.data()), text.size(), digest);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : digest) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  return absl::BytesToHexString(
+      absl::string_view(reinterpret_cast<const char*>(digest), sizeof(digest)));
 }
 
 // A value the admin computes at scrape time (one sample, no labels unless given).

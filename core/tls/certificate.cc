@@ -4,6 +4,7 @@
 #include <openssl/pem.h>
 #include <openssl/sha.h>
 #include <openssl/x509v3.h>
+#include "absl/strings/escaping.h"
 
 #include <cerrno>
 #include <cstdio>
@@ -86,13 +87,7 @@ std::string contentDigest(const std::vector<std::string>& paths) {
   }
   unsigned char md[SHA256_DIGEST_LENGTH];
   SHA256_Final(md, &sha);
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  for (unsigned char b : md) {
-    out += kHex[b >> 4];
-    out += kHex[b & 15];
-  }
-  return out;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(md), sizeof(md)));
 }
 
 std::string formatTime(int64_t unix_seconds) {

@@ -2,6 +2,7 @@
 
 #include <openssl/err.h>
 #include <openssl/x509v3.h>
+#include "absl/strings/escaping.h"
 
 #include <cerrno>
 #include <cstring>
@@ -12,14 +13,7 @@ namespace {
 constexpr size_t kRecordSize = 16 * 1024;  // a full TLS record's plaintext (RFC 8446 §5.1)
 
 std::string hex(const unsigned char* p, size_t n) {
-  static const char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(n * 2);
-  for (size_t i = 0; i < n; ++i) {
-    out += kHex[p[i] >> 4];
-    out += kHex[p[i] & 15];
-  }
-  return out;
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(p), n));
 }
 
 void appendSans(X509* cert, ConnectionInfo* out) {
