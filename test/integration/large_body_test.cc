@@ -131,13 +131,14 @@ class LargeBodyTest : public ::testing::Test {
 
   void expectBoundedMemory(const RssSampler& sampler) {
     EXPECT_GT(sampler.samples(), 0);
-    EXPECT_LT(sampler.peakKiB(), kMaxRssKiB)
-        << "sampled peak VmRSS " << sampler.peakKiB() << " KiB";
+    if (kRssIsMeaningful)
+      EXPECT_LT(sampler.peakKiB(), kMaxRssKiB)
+          << "sampled peak VmRSS " << sampler.peakKiB() << " KiB";
     int64_t hwm = vmHwmKiB(pid_);
     std::printf("[ MEMORY   ] sluice VmRSS peak %lld KiB over %d samples; VmHWM %lld KiB\n",
                 static_cast<long long>(sampler.peakKiB()), sampler.samples(),
                 static_cast<long long>(hwm));
-    EXPECT_LT(hwm, kMaxRssKiB) << "VmHWM " << hwm << " KiB";
+    if (kRssIsMeaningful) EXPECT_LT(hwm, kMaxRssKiB) << "VmHWM " << hwm << " KiB";
   }
 
   std::unique_ptr<EchoBackend> backend_;
@@ -173,7 +174,7 @@ TEST_F(LargeBodyTest, StalledClientDoesNotMakeSluiceBuffer) {
   ASSERT_TRUE(conn.send(
       buildRequest("GET", "/gateway/big/bytes/" + std::to_string(512 * kMiB), {}, "", 1)));
   std::this_thread::sleep_for(std::chrono::seconds(2));
-  EXPECT_LT(vmRssKiB(pid_), kMaxRssKiB);
+  if (kRssIsMeaningful) EXPECT_LT(vmRssKiB(pid_), kMaxRssKiB);
   readPattern(conn, 512 * kMiB, true);
   sampler.stop();
   expectBoundedMemory(sampler);

@@ -303,7 +303,8 @@ TEST(UpgradeTest, SlowReaderKeepsTunnelMemoryBounded) {
   // Both directions stalled (the client reads nothing): what sluice holds stays far below the
   // 64 MiB that went in.
   ASSERT_GT(rss_before, 0);
-  EXPECT_LT(rss_stalled - rss_before, 16 * 1024) << rss_before << " KiB → " << rss_stalled;
+  if (kRssIsMeaningful)
+    EXPECT_LT(rss_stalled - rss_before, 16 * 1024) << rss_before << " KiB → " << rss_stalled;
 }
 
 }  // namespace
