@@ -179,9 +179,11 @@ void Transport::updateEvents() {
     read_armed_ = false;
   } else if (!read_armed_ || armed_timeout_ms_ != timeout) {
     // Each change is a timer-heap operation (and an epoll_ctl when newly armed): skip no-ops.
-    // event_add with no timeout keeps an old one, so going to "none" needs a del first.
-    if (read_armed_ && timeout == 0) event_del(&read_event_);
-    if (timeout == 0) {
+    // event_add with no timeout keeps an old one, so going to "none" drops just the timer
+    // (event_del + event_add would cost two epoll_ctl calls, once per pooled request).
+    if (read_armed_ && timeout == 0) {
+      event_remove_timer(&read_event_);
+    } else if (timeout == 0) {
       event_add(&read_event_, nullptr);
     } else {
       timeval tv = toTimeval(timeout);
