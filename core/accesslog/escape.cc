@@ -43,6 +43,11 @@ size_t utf8SequenceLength(std::string_view s, size_t i) {
 
 void appendJsonString(std::string_view value, std::string* out) {
   out->push_back('"');
+  appendJsonEscaped(value, out);
+  out->push_back('"');
+}
+
+void appendJsonEscaped(std::string_view value, std::string* out) {
   size_t i = 0;
   while (i < value.size()) {
     // Copy the longest run of bytes that need no escaping in one append.
@@ -90,7 +95,6 @@ void appendJsonString(std::string_view value, std::string* out) {
     }
     ++i;
   }
-  out->push_back('"');
 }
 
 void appendTextValue(std::string_view value, std::string* out) {
@@ -98,14 +102,20 @@ void appendTextValue(std::string_view value, std::string* out) {
     out->push_back('-');
     return;
   }
-  for (char ch : value) {
-    auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') {
-      char buf[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
-      out->append(buf, sizeof(buf));
-    } else {
-      out->push_back(ch);
+  size_t i = 0;
+  while (i < value.size()) {
+    size_t run = i;  // the longest run that needs no escaping goes in one append
+    while (run < value.size()) {
+      auto c = static_cast<unsigned char>(value[run]);
+      if (c < 0x20 || c == 0x7f || c == '"' || c == '\\') break;
+      ++run;
     }
+    out->append(value.data() + i, run - i);
+    if (run == value.size()) break;
+    auto c = static_cast<unsigned char>(value[run]);
+    char buf[4] = {'\\', 'x', kHex[c >> 4], kHex[c & 15]};
+    out->append(buf, sizeof(buf));
+    i = run + 1;
   }
 }
 
