@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""bench/tls_hold.py — opens N TLS keep-alive connections, one request on each, then holds them.
+
+    bench/tls_hold.py HOST PORT N [--concurrency C] [--timeout S]
+
+Opens N connections to HOST:PORT over TLS (no certificate verification, no session resumption,
+ALPN http/1.1), sends `GET / HTTP/1.1` with `Connection: keep-alive` on each and reads the whole
+response (Content-Length or chunked), at most C handshakes in flight at a time. When all N are
+open and idle it prints `ready N` on stdout and waits (connections idle, nothing sent) until it
+gets SIGTERM or SIGINT; then it closes them and exits 0. On any failure it prints
+`error: ...` on stderr and exits 1 (after closing what it opened). Used by bench/tls for the
+memory-per-idle-connection figure; needs only the Python standard library.
+"""
+import argparse
+import asyncio
+import signal
+import ssl
+import sys
+
+
+async def read_response(reader):
+    """Reads one HTTP/1.1 response; returns its status code."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    lines = head.decode("latin-1").split("\r\n")
+    status = int(lines[0].split(" ", 2)[1])
+    length = None
+    chunked = False
+    for line in lines[1:]:
+        name, _, value = line.partition(":")
+        name = name.strip().lower()
+        if name == "content-length":
+            length = int(value.strip())
+        elif name == "transfer-encoding" and "chunked" in value.lower():
+            chunked = True
+    if chunked:
+        while True:
+            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            await reader.readexactly(size + 2)
+            if size == 0:
+                break
+    elif length:
+        await reader.readexactly(length)
+    return status
+
+
+async def open_one(host, port, ctx, request):
+    reader, writer = await asyncio.open_connection(host, port, ssl=ctx, server_hostname=None)
+    writer.write(request)
+    await writer.drain()
+    status = await read_response(reader)
+    if status != 200:
+        raise RuntimeError(f"status {status}")
+    return writer
+
+
+async def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("host")
+    ap.add_argument("port", type=int)
+    ap.add_argument("n", type=int)
+    ap.add_argument("--concurrency", type=int, default=100)
+    ap.add_argument("--timeout", type=float, default=120.0, help="seconds to open all N")
+    args = ap.parse_args()
+
+    ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
+    ctx.check_hostname = False
+    ctx.verify_mode = ssl.CERT_NONE
+    ctx.set_alpn_protocols(["http/1.1"])
+    ctx.options |= ssl.OP_NO_TICKET
+    request = (f"GET / HTTP/1.1\r\nHost: {args.host}:{args.port}\r\n"
+               "Connection: keep-alive\r\n\r\n").encode()
+
+    writers = []
+    sem = asyncio.Semaphore(args.concurrency)
+
+    async def guarded():
+        async with sem:
+            writers.append(await open_one(args.host, args.port, ctx, request))
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    rc = 0
+    try:
+        await asyncio.wait_for(asyncio.gather(*(guarded() for _ in range(args.n))), args.timeout)
+        print(f"ready {len(writers)}", flush=True)
+        await stop.wait()
+    except Exception as e:  # noqa: BLE001 - any failure ends the run
+        print(f"error: {type(e).__name__}: {e} ({len(writers)} connections were open)",
+              file=sys.stderr, flush=True)
+        rc = 1
+    for w in writers:
+        w.transport.abort()
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(asyncio.run(main()))
