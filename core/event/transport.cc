@@ -8,14 +8,12 @@
 #include <cerrno>
 #include <cstring>
 
+#include "core/event/timeval.h"
+
 namespace sluice::event {
 namespace {
 
 constexpr size_t kReadSize = 16 * 1024;
-
-timeval toTimeval(uint32_t ms) {
-  return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-}
 
 }  // namespace
 

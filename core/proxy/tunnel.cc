@@ -2,6 +2,7 @@
 
 #include <event2/buffer.h>
 
+#include "core/event/timeval.h"
 #include "core/proxy/stream_internal.h"
 
 namespace sluice::proxy {
@@ -9,10 +10,6 @@ namespace {
 
 using internal::kHighWatermark;
 using internal::kLowWatermark;
-
-timeval toTimeval(uint64_t ms) {
-  return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
-}
 
 }  // namespace
 
@@ -50,7 +47,7 @@ void Tunnel::start() {
   }
   touch();
   if (options_.idle_timeout_ms > 0) {
-    timeval tv = toTimeval(options_.idle_timeout_ms);
+    timeval tv = event::toTimeval(options_.idle_timeout_ms);
     evtimer_add(&idle_timer_, &tv);
   }
   // Bytes that came with the heads: the client's first frames, the upstream's first frames.
@@ -173,7 +170,7 @@ void Tunnel::onIdleTimer(evutil_socket_t, short, void* arg) {
     self->finish(End::kIdleTimeout);
     return;
   }
-  timeval tv = toTimeval(self->options_.idle_timeout_ms - idle);
+  timeval tv = event::toTimeval(self->options_.idle_timeout_ms - idle);
   evtimer_add(&self->idle_timer_, &tv);
 }
 

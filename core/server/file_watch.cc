@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include "core/common/log.h"
+#include "core/event/timeval.h"
 
 namespace sluice::server {
 namespace {
@@ -17,10 +18,6 @@ uint64_t nowMs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                    std::chrono::steady_clock::now().time_since_epoch())
                                    .count());
-}
-
-timeval toTimeval(uint64_t ms) {
-  return timeval{static_cast<time_t>(ms / 1000), static_cast<suseconds_t>((ms % 1000) * 1000)};
 }
 
 }  // namespace
@@ -93,7 +90,7 @@ void FileWatch::onInotify(evutil_socket_t fd, short, void* arg) {
   uint64_t at = now + self->quiet_ms_ < deadline ? now + self->quiet_ms_ : deadline;
   // Re-arming pushes the callback past the burst, but never past max_wait_ms after its first
   // event: a file rewritten more often than quiet_ms would otherwise never be applied.
-  timeval tv = toTimeval(at > now ? at - now : 0);
+  timeval tv = event::toTimeval(at > now ? at - now : 0);
   evtimer_add(self->timer_, &tv);
 }
 
