@@ -49,6 +49,11 @@ void parseListenerTls(const Field& field, Context& ctx, TlsServer* out);
 // Reads a cluster's `tls` mapping (upstream TLS), or `tls: true|false`.
 void parseClusterTls(const Field& field, Context& ctx, TlsClient* out);
 
+// The health keys of a cluster (parse_health.cc): `health_check`, `outlier_detection`,
+// `panic_threshold_percent`, `slow_start_ms`. parseHealthSetting returns false for other keys.
+const std::vector<std::string_view>& healthSettingKeys();
+bool parseHealthSetting(const Field& field, Context& ctx, Cluster* out);
+
 // Reads one `discovery` entry: its plugin reference and `cluster_defaults`.
 void parseDiscovery(const Field& field, Context& ctx, Discovery* out);
 

@@ -16,7 +16,12 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "max_idle_connections",
                                                      "retries",
                                                      "tls"};
-  return keys;
+  static const std::vector<std::string_view> all = [] {
+    std::vector<std::string_view> v = keys;
+    v.insert(v.end(), healthSettingKeys().begin(), healthSettingKeys().end());
+    return v;
+  }();
+  return all;
 }
 
 void parseEndpoint(const Field& field, Context& ctx, Endpoint* out) {
@@ -110,6 +115,8 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
     readUint32(f, 0, 10, ctx, &out->retries);
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
+  } else {
+    parseHealthSetting(f, ctx, out);
   }
 }
 

@@ -11,6 +11,7 @@
 #include "core/server/discovery_sink.h"
 #include "core/tls/certificate.h"
 #include "core/tls/tls_io.h"
+#include "core/upstream/health/state.h"
 
 namespace sluice::server {
 namespace {
@@ -122,7 +123,7 @@ std::string clusterSettingsKey(const config::Cluster& c) {
          c.hash_key.name + "|" + std::to_string(c.connect_timeout_ms) + "," +
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
          std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
-         tlsKey(c.tls);
+         tlsKey(c.tls) + "|" + upstream::health::settingsKey(c);
 }
 
 template <typename T>

@@ -118,7 +118,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   signal(SIGPIPE, SIG_IGN);
 
   clusters_ = std::make_unique<ClusterManager>(
-      [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
+      [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); }, base_);
   runtimes_.resize(n);
   // Every thread of ours writes its metrics into its own store (no contention, no RMW).
   stats::Registry& registry = stats::defaultRegistry();
