@@ -49,6 +49,10 @@ void parseListenerTls(const Field& field, Context& ctx, TlsServer* out);
 // Reads a cluster's `tls` mapping (upstream TLS), or `tls: true|false`.
 void parseClusterTls(const Field& field, Context& ctx, TlsClient* out);
 
+// Reads `max_requests_per_host`, `max_queue` or `queue_timeout_ms` of a cluster (parse_queue.cc);
+// false when `field` is none of them.
+bool parseQueueSetting(const Field& field, Context& ctx, Cluster* out);
+
 // Reads one `discovery` entry: its plugin reference and `cluster_defaults`.
 void parseDiscovery(const Field& field, Context& ctx, Discovery* out);
 

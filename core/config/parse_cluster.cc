@@ -15,6 +15,9 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "idle_timeout_ms",
                                                      "max_idle_connections",
                                                      "retries",
+                                                     "max_requests_per_host",
+                                                     "max_queue",
+                                                     "queue_timeout_ms",
                                                      "tls"};
   return keys;
 }
@@ -110,6 +113,8 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
     readUint32(f, 0, 10, ctx, &out->retries);
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
+  } else {
+    parseQueueSetting(f, ctx, out);  // parse_queue.cc
   }
 }
 

@@ -79,6 +79,9 @@ class ClusterManager {
   struct Entry {
     std::shared_ptr<const upstream::ClusterInfo> info;
     std::shared_ptr<const upstream::HostSet> hosts;
+    // The cluster's wait queue (max_requests_per_host): made with the entry, kept as long as the
+    // cluster exists whatever reloads change, closed when it is removed.
+    std::shared_ptr<upstream::WaitQueue> queue;
   };
   const std::map<std::string, Entry>& clusters() const { return clusters_; }
 
@@ -87,7 +90,9 @@ class ClusterManager {
                                                         const std::vector<EndpointSpec>& endpoints,
                                                         const std::string& cluster,
                                                         std::vector<std::string>* errors);
-  void publish(const Entry& entry);
+  // Posts the entry to every worker (making its queue on first use); then, when the hosts have
+  // room for requests that wait, hands them their turns.
+  void publish(Entry& entry);
 
   PostAll post_all_;
   std::map<std::string, Entry> clusters_;
