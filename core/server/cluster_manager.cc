@@ -79,11 +79,14 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
 }
 
 void ClusterManager::publish(Entry& entry) {
-  if (entry.queue == nullptr) entry.queue = std::make_shared<upstream::WaitQueue>(entry.info->config.name);
+  if (entry.queue == nullptr) {
+    entry.queue = std::make_shared<upstream::WaitQueue>(entry.info->config.name);
+  }
   auto info = entry.info;
   auto hosts = entry.hosts;
   auto queue = entry.queue;
-  post_all_([info, hosts, queue](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts, queue); });
+  post_all_(
+      [info, hosts, queue](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts, queue); });
   // New hosts, or a higher limit, may have room for requests that wait: their turns are posted
   // after the new host set, so each worker sees the new set first.
   if (!queue->empty()) queue->wake(upstream::freeSlots(*hosts, info->config.max_requests_per_host));
