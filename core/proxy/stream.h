@@ -49,6 +49,8 @@ class Stream : public event::Deletable,
   // access log says downstream_timeout rather than client_reset. Call before the reset.
   void markDownstreamTimeout() { info_.setFlag(kDownstreamTimeout); }
   bool requestComplete() const { return request_complete_; }
+  // Waiting in the cluster's queue for a host with room (max_requests_per_host).
+  bool waitingInQueue() const { return queue_timer_ != nullptr; }
   // The tunnel this request became (after a 101) ended: completes the access log facts
   // (status 101, bytes each way) and writes the line. The connection closes next.
   void onTunnelEnd(const Tunnel::Result& result);
