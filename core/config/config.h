@@ -136,6 +136,10 @@ struct Cluster {
   uint32_t idle_timeout_ms = 60000;      // idle pooled upstream connection lifetime
   uint32_t max_idle_connections = 64;    // per host per worker
   uint32_t retries = 1;  // extra attempts on another host after a connect failure (nothing sent)
+  // Per-host concurrency and the wait queue (core/upstream/wait_queue.h).
+  uint32_t max_requests_per_host = 0;  // in flight per host over all workers; 0 = no limit
+  uint32_t max_queue = 1024;           // requests waiting for a host with room; 0 = none (503)
+  uint32_t queue_timeout_ms = 1000;    // longest wait in the queue, then 503 + Retry-After
   TlsClient tls;
   HealthCheck health_check;
   OutlierDetection outlier_detection;

@@ -53,6 +53,9 @@ void parseClusterTls(const Field& field, Context& ctx, TlsClient* out);
 // `panic_threshold_percent`, `slow_start_ms`. parseHealthSetting returns false for other keys.
 const std::vector<std::string_view>& healthSettingKeys();
 bool parseHealthSetting(const Field& field, Context& ctx, Cluster* out);
+// Reads `max_requests_per_host`, `max_queue` or `queue_timeout_ms` of a cluster (parse_queue.cc);
+// false when `field` is none of them.
+bool parseQueueSetting(const Field& field, Context& ctx, Cluster* out);
 
 // Reads one `discovery` entry: its plugin reference and `cluster_defaults`.
 void parseDiscovery(const Field& field, Context& ctx, Discovery* out);

@@ -15,6 +15,9 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "idle_timeout_ms",
                                                      "max_idle_connections",
                                                      "retries",
+                                                     "max_requests_per_host",
+                                                     "max_queue",
+                                                     "queue_timeout_ms",
                                                      "tls"};
   static const std::vector<std::string_view> all = [] {
     std::vector<std::string_view> v = keys;
@@ -116,7 +119,7 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
   } else {
-    parseHealthSetting(f, ctx, out);
+    if (!parseHealthSetting(f, ctx, out)) parseQueueSetting(f, ctx, out);  // parse_health/queue
   }
 }
 

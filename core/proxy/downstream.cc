@@ -393,9 +393,11 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   }
   // A FIN after a complete request is a half-close (`printf 'GET ...' | nc -N`, HTTP/1.0
   // tools): the client still reads, so the response is sent and the connection closes after
-  // it (as HAProxy does by default). A FIN mid-request, or an error, cancels.
+  // it (as HAProxy does by default). A FIN mid-request, or an error, cancels; so does a FIN
+  // while the request waits in its cluster's queue (nothing was sent upstream: the client went
+  // away, as HAProxy's abortonclose treats queued requests).
   if ((what & BEV_EVENT_EOF) != 0 && (what & BEV_EVENT_ERROR) == 0 && self->stream_ != nullptr &&
-      self->stream_->requestComplete()) {
+      self->stream_->requestComplete() && !self->stream_->waitingInQueue()) {
     self->draining_ = true;  // close after this response; read nothing more
     self->input_ended_ = true;
     self->transport_->disableRead();  // at EOF the socket stays readable: do not spin on it

@@ -107,15 +107,19 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
 }
 
 void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
-                               std::shared_ptr<const upstream::HostSet> hosts) {
+                               std::shared_ptr<const upstream::HostSet> hosts,
+                               std::shared_ptr<upstream::WaitQueue> queue) {
   auto it = clusters_.find(info->config.name);
   if (it != clusters_.end() && &it->second->info() == info.get()) {
     it->second->setHosts(std::move(hosts));
+    it->second->setQueue(std::move(queue));
     return;
   }
   std::string name = info->config.name;
-  clusters_[name] = std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts),
-                                                              worker_);
+  auto cluster = std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts),
+                                                           worker_);
+  cluster->setQueue(std::move(queue));
+  clusters_[name] = std::move(cluster);
 }
 
 void WorkerRuntime::removeCluster(const std::string& name) { clusters_.erase(name); }

@@ -99,9 +99,11 @@ class WorkerRuntime {
   void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
   const config::Config& routes() const { return *routes_->config; }
 
-  // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs).
+  // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs). `queue`:
+  // the cluster's wait queue (max_requests_per_host), the same object on every worker.
   void setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
-                  std::shared_ptr<const upstream::HostSet> hosts);
+                  std::shared_ptr<const upstream::HostSet> hosts,
+                  std::shared_ptr<upstream::WaitQueue> queue = nullptr);
   void removeCluster(const std::string& name);
   // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it.
   std::shared_ptr<upstream::WorkerCluster> cluster(const std::string& name) const;

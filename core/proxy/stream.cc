@@ -69,6 +69,7 @@ Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
 }
 
 Stream::~Stream() {
+  leaveQueue();
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
   callOnLog();
@@ -377,6 +378,7 @@ void Stream::onDownstreamReset() {
   if (!info_.hasFlag(kResponseTruncated) && !info_.hasFlag(kDownstreamTimeout)) {
     info_.setFlag(kClientReset);
   }
+  if (leaveQueue()) queue_->stats().cancelled.inc();  // never sent upstream
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
   callOnLog();

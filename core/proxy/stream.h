@@ -19,12 +19,15 @@
 #include "core/proxy/runtime.h"
 #include "core/proxy/tunnel.h"
 #include "core/upstream/connection.h"
+#include "core/upstream/wait_queue.h"
 
 namespace sluice::proxy {
 
 class DownstreamConnection;
 
-class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
+class Stream : public event::Deletable,
+               private upstream::UpstreamCallbacks,
+               private upstream::WaitTicket::Waiter {
  public:
   Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
          std::shared_ptr<WorkerFilterChain> chain);
@@ -46,6 +49,8 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   // access log says downstream_timeout rather than client_reset. Call before the reset.
   void markDownstreamTimeout() { info_.setFlag(kDownstreamTimeout); }
   bool requestComplete() const { return request_complete_; }
+  // Waiting in the cluster's queue for a host with room (max_requests_per_host).
+  bool waitingInQueue() const { return queue_timer_ != nullptr; }
   // The tunnel this request became (after a 101) ended: completes the access log facts
   // (status 101, bytes each way) and writes the line. The connection closes next.
   void onTunnelEnd(const Tunnel::Result& result);
@@ -71,6 +76,17 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   // Returns the attempt's latency (pick → now) in µs; 0 when no attempt was active.
   uint64_t endAttempt(sluice_outcome outcome);
   void dropUpstream();
+  // Per-host limit and wait queue (stream_queue.cc). pickHost() picks a host with room and
+  // reserves its slot (index), or makes the request wait (kWaiting: queued, or answered 503
+  // when the queue is full), or finds no host at all (-1).
+  static constexpr int64_t kWaiting = -2;
+  int64_t pickHost(const sluice_pick_context& ctx);
+  void waitInQueue(bool at_head);
+  void onQueueTurn(bool closed) override;
+  static void onQueueTimer(evutil_socket_t, short, void* arg);
+  // Out of the queue, timer off (idempotent). True when the request was waiting.
+  bool leaveQueue();
+  void queueReply(std::string_view detail);
   bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
   // Upgrades (stream_upgrade.cc): what the request offers that the listener allows, and the
@@ -132,6 +148,11 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   evbuffer* pending_ = nullptr;  // request bytes waiting for a connected upstream
   bool sent_upstream_ = false;   // some request bytes went to an upstream connection
   bool request_paused_ = false;  // downstream reading paused for backpressure
+  // Waiting for a host with room (max_requests_per_host); see stream_queue.cc.
+  std::shared_ptr<upstream::WaitQueue> queue_;          // the queue the ticket is in
+  std::shared_ptr<upstream::WaitTicket> queue_ticket_;  // set while queued or a turn is due
+  ::event* queue_timer_ = nullptr;  // armed for queue_timeout_ms while the request waits
+  bool queue_turn_ = false;         // inside onQueueTurn: a woken request keeps its place
 
   // Response.
   http::MessageHead response_;
@@ -142,6 +163,7 @@ class Stream : public event::Deletable, private upstream::UpstreamCallbacks {
   bool response_paused_ = false;    // upstream reading paused for backpressure
   bool close_after_ = false;
   bool sent_continue_ = false;
+  uint32_t retry_after_s_ = 0;  // a local reply carries Retry-After (seconds) when > 0
 
   bool request_complete_ = false;
   bool finished_ = false;

@@ -170,11 +170,13 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
     return;
   }
   info_.setFlag(kLocalReply);
+  leaveQueue();
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
   response_.clear();
   response_.status = status;
   if (!content_type.empty()) response_.headers.add("Content-Type", content_type);
+  if (retry_after_s_ > 0) response_.headers.add("Retry-After", std::to_string(retry_after_s_));
   // Response filters see local replies too (request ids, added headers); a STOP here is ignored.
   for (size_t i = filters_created_; i-- > 0;) {
     const auto& hooks = chain_->hooks(i);

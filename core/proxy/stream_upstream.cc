@@ -8,6 +8,7 @@
 #include "core/proxy/local_reply.h"
 #include "core/proxy/router.h"
 #include "core/proxy/stream_internal.h"
+#include "core/upstream/host_limit.h"
 
 namespace sluice::proxy {
 
@@ -43,7 +44,8 @@ void Stream::startAttempt() {
   ctx.hash_key = sluice_str{key.data(), key.size()};
   ctx.tried = tried_.data();
   ctx.tried_count = tried_.size();
-  int64_t index = cluster_->pick(ctx);
+  int64_t index = pickHost(ctx);  // reserves the host's slot (stream_queue.cc)
+  if (index == kWaiting) return;
   if (index < 0) {
     info_.setFlag(kNoHealthyHost);
     cluster_->info().stats->no_healthy_host.inc();
@@ -56,7 +58,6 @@ void Stream::startAttempt() {
   host_ = hosts->at(host_index_).host;
   info_.upstream_host = host_->address();
   tried_.push_back(host_index_);
-  host_->activeRequests().fetch_add(1, std::memory_order_relaxed);
   host_->totalRequests().fetch_add(1, std::memory_order_relaxed);
   attempt_active_ = true;
   attempt_start_us_ = nowUs();
@@ -102,7 +103,9 @@ void Stream::onUpstreamWritable() {
 uint64_t Stream::endAttempt(sluice_outcome outcome) {
   if (!attempt_active_) return 0;
   attempt_active_ = false;
-  host_->activeRequests().fetch_sub(1, std::memory_order_relaxed);
+  upstream::release(*host_);
+  // The freed slot goes to the oldest request waiting in the cluster's queue, on any worker.
+  if (cluster_ != nullptr && cluster_->queue() != nullptr) cluster_->queue()->onSlotFreed();
   const uint64_t latency_us = nowUs() - attempt_start_us_;
   if (cluster_ != nullptr && cluster_->hosts()->version() == host_set_version_) {
     cluster_->onResult(host_index_, outcome, latency_us);

@@ -168,6 +168,17 @@ std::string Admin::prometheusText() const {
     stats::appendSample(&out, "sluice_cluster_hosts", {{"cluster", name}},
                         std::to_string(c.hosts != nullptr ? c.hosts->size() : 0));
   }
+  stats::appendHeader(&out, "sluice_upstream_requests_active",
+                      "Requests in flight to each host, over all workers (at most the cluster's "
+                      "max_requests_per_host when set).",
+                      Kind::kGauge);
+  for (const auto& [name, c] : server_.clusterManager().clusters()) {
+    for (size_t i = 0; c.hosts != nullptr && i < c.hosts->size(); ++i) {
+      const upstream::Host& h = *c.hosts->at(i).host;
+      stats::appendSample(&out, "sluice_upstream_requests_active",
+                          {{"cluster", name}, {"host", h.address()}}, std::to_string(h.active()));
+    }
+  }
   return out;
 }
 
@@ -199,6 +210,9 @@ std::string Admin::clustersJson() const {
     out += "  {\"name\": \"" + proxy::jsonEscape(c.info->config.name) + "\", \"balancer\": \"" +
            proxy::jsonEscape(c.info->balancer->name()) +
            "\", \"panic\": " + (server_.clusterManager().health().panic(name) ? "true" : "false") +
+           ", \"max_requests_per_host\": " + std::to_string(c.info->config.max_requests_per_host) +
+           ", \"max_queue\": " + std::to_string(c.info->config.max_queue) +
+           ", \"queue_length\": " + std::to_string(c.queue != nullptr ? c.queue->size() : 0) +
            ", \"hosts\": [";
     const uint64_t now_ms = upstream::health::HealthManager::nowMs();
     for (size_t i = 0; i < c.hosts->size(); ++i) {

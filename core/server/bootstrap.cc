@@ -123,7 +123,9 @@ std::string clusterSettingsKey(const config::Cluster& c) {
          c.hash_key.name + "|" + std::to_string(c.connect_timeout_ms) + "," +
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
          std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
-         tlsKey(c.tls) + "|" + upstream::health::settingsKey(c);
+         std::to_string(c.max_requests_per_host) + "," + std::to_string(c.max_queue) + "," +
+         std::to_string(c.queue_timeout_ms) + "|" + tlsKey(c.tls) + "|" +
+         upstream::health::settingsKey(c);
 }
 
 template <typename T>

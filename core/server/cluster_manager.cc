@@ -5,6 +5,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "core/common/log.h"
 #include "core/event/main_thread.h"
+#include "core/upstream/host_limit.h"
 
 namespace sluice::server {
 
@@ -89,12 +90,22 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
 
 void ClusterManager::publish(const std::string& name, Entry& entry) {
   entry.hosts = health_->prepare(name, entry.info->config, *entry.hosts, next_version_++);
+  if (entry.queue == nullptr) {
+    entry.queue = std::make_shared<upstream::WaitQueue>(entry.info->config.name);
+  }
   auto info = entry.info;
   auto hosts = entry.hosts;
-  post_all_([info, hosts](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts); });
+  auto queue = entry.queue;
+  post_all_(
+      [info, hosts, queue](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts, queue); });
+  // New hosts, or a higher limit, may have room for requests that wait: their turns are posted
+  // after the new host set, so each worker sees the new set first.
+  if (!queue->empty()) queue->wake(upstream::freeSlots(*hosts, info->config.max_requests_per_host));
 }
 
 void ClusterManager::remove(const std::string& name) {
+  auto it = clusters_.find(name);
+  if (it != clusters_.end() && it->second.queue != nullptr) it->second.queue->close();
   clusters_.erase(name);
   health_->removeCluster(name);
   post_all_([name](proxy::WorkerRuntime& rt) { rt.removeCluster(name); });

@@ -82,6 +82,9 @@ class ClusterManager {
   struct Entry {
     std::shared_ptr<const upstream::ClusterInfo> info;
     std::shared_ptr<const upstream::HostSet> hosts;
+    // The cluster's wait queue (max_requests_per_host): made with the entry, kept as long as the
+    // cluster exists whatever reloads change, closed when it is removed.
+    std::shared_ptr<upstream::WaitQueue> queue;
   };
   const std::map<std::string, Entry>& clusters() const { return clusters_; }
   // Health state of every cluster (panic mode; per host state is in upstream::Host::health()).
@@ -92,7 +95,9 @@ class ClusterManager {
                                                         const std::vector<EndpointSpec>& endpoints,
                                                         const std::string& cluster,
                                                         std::vector<std::string>* errors);
-  // Applies health (panic, slow-start weights) to entry.hosts and posts it to every worker.
+  // Applies health (panic, slow-start weights) to entry.hosts and posts it to every worker
+  // (making the cluster's wait queue on first use); then, when the hosts have room for
+  // requests that wait, hands them their turns.
   void publish(const std::string& name, Entry& entry);
   // Publishes `name` again with its current endpoints (a health state changed).
   void refresh(const std::string& name);

@@ -29,6 +29,14 @@ ClusterStats::ClusterStats(const std::string& cluster, Registry& r)
     : retries(r.counter(kUpstreamRetries, {cluster})),
       no_healthy_host(r.counter(kUpstreamNoHost, {cluster})) {}
 
+QueueStats::QueueStats(const std::string& cluster, Registry& r)
+    : length(r.gauge(kQueueLength, {cluster})),
+      queued(r.counter(kQueued, {cluster})),
+      dispatched(r.counter(kQueueDispatched, {cluster})),
+      timeouts(r.counter(kQueueTimeouts, {cluster})),
+      overflows(r.counter(kQueueOverflows, {cluster})),
+      cancelled(r.counter(kQueueCancelled, {cluster})) {}
+
 HostStats::HostStats(const std::string& cluster, const std::string& host, Registry& r)
     : latency(r.histogram(kUpstreamLatency, {cluster, host})),
       cx_created(r.counter(kUpstreamCxCreated, {cluster, host})),

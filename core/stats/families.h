@@ -123,6 +123,35 @@ inline const FamilySpec kUpstreamNoHost{Kind::kCounter,
                                         "Requests answered 503 because the balancer found no host.",
                                         {"cluster"}};
 
+// ---- per cluster: the wait queue of max_requests_per_host (core/upstream/wait_queue.h)
+inline const FamilySpec kQueueLength{Kind::kGauge,
+                                     "sluice_upstream_queue_length",
+                                     "Requests waiting now for a host with room.",
+                                     {"cluster"}};
+inline const FamilySpec kQueued{Kind::kCounter,
+                                "sluice_upstream_queued_total",
+                                "Requests that found every host at max_requests_per_host and "
+                                "waited in the queue.",
+                                {"cluster"}};
+inline const FamilySpec kQueueDispatched{Kind::kCounter,
+                                         "sluice_upstream_queue_dispatched_total",
+                                         "Queued requests that left the queue for a host.",
+                                         {"cluster"}};
+inline const FamilySpec kQueueTimeouts{Kind::kCounter,
+                                       "sluice_upstream_queue_timeouts_total",
+                                       "Queued requests answered 503 after queue_timeout_ms.",
+                                       {"cluster"}};
+inline const FamilySpec kQueueOverflows{
+    Kind::kCounter,
+    "sluice_upstream_queue_overflows_total",
+    "Requests answered 503 at once because the queue held max_queue requests already.",
+    {"cluster"}};
+inline const FamilySpec kQueueCancelled{Kind::kCounter,
+                                        "sluice_upstream_queue_cancelled_total",
+                                        "Queued requests whose client went away (or that the "
+                                        "cluster's removal answered 503) before a host had room.",
+                                        {"cluster"}};
+
 // ---- process
 inline const FamilySpec kDiscoveryUpdates{
     Kind::kCounter,
@@ -171,6 +200,17 @@ struct ClusterStats {
   explicit ClusterStats(const std::string& cluster, Registry& registry = defaultRegistry());
   Counter retries;
   Counter no_healthy_host;
+};
+
+// One cluster's wait-queue series; owned by the cluster's WaitQueue (any thread updates them).
+struct QueueStats {
+  explicit QueueStats(const std::string& cluster, Registry& registry = defaultRegistry());
+  Gauge length;
+  Counter queued;
+  Counter dispatched;
+  Counter timeouts;
+  Counter overflows;
+  Counter cancelled;
 };
 
 // One host's series ({cluster, host}). Owned by the Host: they go when the host leaves the

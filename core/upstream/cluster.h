@@ -16,6 +16,7 @@
 #include "core/tls/client_context.h"
 #include "core/stats/families.h"
 #include "core/upstream/host.h"
+#include "core/upstream/wait_queue.h"
 
 namespace sluice::upstream {
 
@@ -47,12 +48,18 @@ class WorkerCluster {
   void onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us);
   // This worker's upstream TLS sessions for the cluster's hosts (null without TLS).
   const std::shared_ptr<tls::SessionCache>& tlsSessions() const { return tls_sessions_; }
+  // The cluster's wait queue (max_requests_per_host), shared by every worker and kept across
+  // reloads by the ClusterManager; null when none was given (a full cluster then answers 503).
+  void setQueue(std::shared_ptr<WaitQueue> queue) { queue_ = std::move(queue); }
+  WaitQueue* queue() const { return queue_.get(); }
+  const std::shared_ptr<WaitQueue>& sharedQueue() const { return queue_; }
 
  private:
   std::shared_ptr<const ClusterInfo> info_;
   std::shared_ptr<const HostSet> hosts_;
   void* instance_ = nullptr;
   std::shared_ptr<tls::SessionCache> tls_sessions_;
+  std::shared_ptr<WaitQueue> queue_;
 };
 
 // The balancer host API table (active_requests, random) the core gives balancer plugins.
