@@ -15,7 +15,13 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "idle_timeout_ms",
                                                      "max_idle_connections",
                                                      "retries",
-                                                     "tls"};
+                                                     "tls",
+                                                     "retry_policy",
+                                                     "circuit_breakers",
+                                                     "request_timeout_ms",
+                                                     "max_response_header_bytes",
+                                                     "max_response_header_count",
+                                                     "deadline_header"};
   return keys;
 }
 
@@ -107,9 +113,11 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
   } else if (f.key == "max_idle_connections") {
     readUint32(f, 0, 100000, ctx, &out->max_idle_connections);
   } else if (f.key == "retries") {
-    readUint32(f, 0, 10, ctx, &out->retries);
+    readUint32(f, 0, 10, ctx, &out->retry_policy.retries);
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
+  } else if (isResilienceKey(f.key)) {
+    parseResilienceSetting(f, ctx, out);
   }
 }
 

@@ -26,10 +26,13 @@ enum ResponseFlag : uint32_t {
   kBadRequest = 1u << 8,              // refused by the HTTP codec (400, 413, 414, 431, ...)
   kLocalReply = 1u << 9,              // sluice (or one of its filters) generated the response
   kResponseTruncated = 1u << 10,      // the response had started and was cut off
+  kUpstreamOverflow = 1u << 11,       // a circuit breaker refused the request or a retry (503)
+  kRequestTimeout = 1u << 12,         // request_timeout_ms / the deadline passed (504)
+  kRetryBudgetExhausted = 1u << 13,   // a retry was due but the retry budget was used up
 };
 
 // Every flag, in the order they are logged.
-inline constexpr uint32_t kResponseFlagCount = 11;
+inline constexpr uint32_t kResponseFlagCount = 14;
 
 // The log name of flag number `bit` (0-based, < kResponseFlagCount): "upstream_timeout", ...
 inline std::string_view responseFlagName(uint32_t bit) {
@@ -37,7 +40,8 @@ inline std::string_view responseFlagName(uint32_t bit) {
       "upstream_timeout",      "upstream_connect_failure", "upstream_reset",
       "upstream_bad_response", "no_healthy_host",          "no_route",
       "client_reset",          "downstream_timeout",       "bad_request",
-      "local_reply",           "response_truncated"};
+      "local_reply",           "response_truncated",       "upstream_overflow",
+      "request_timeout",       "retry_budget_exhausted"};
   return bit < kResponseFlagCount ? kNames[bit] : std::string_view();
 }
 

@@ -121,8 +121,8 @@ std::string clusterSettingsKey(const config::Cluster& c) {
   return pluginKey(c.balancer) + "|" + std::to_string(static_cast<int>(c.hash_key.source)) + ":" +
          c.hash_key.name + "|" + std::to_string(c.connect_timeout_ms) + "," +
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
-         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
-         tlsKey(c.tls);
+         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retry_policy.retries) + "|" +
+         tlsKey(c.tls) + "|" + config::resilienceSettingsKey(c);
 }
 
 template <typename T>

@@ -15,6 +15,7 @@
 #include "core/plugin/plugin.h"
 #include "core/tls/client_context.h"
 #include "core/stats/families.h"
+#include "core/upstream/cluster_state.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -47,12 +48,16 @@ class WorkerCluster {
   void onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us);
   // This worker's upstream TLS sessions for the cluster's hosts (null without TLS).
   const std::shared_ptr<tls::SessionCache>& tlsSessions() const { return tls_sessions_; }
+  // The cluster's in-flight counts shared by every worker (retry budget, circuit breakers).
+  ClusterState& state() const { return *state_; }
+  const std::shared_ptr<ClusterState>& sharedState() const { return state_; }
 
  private:
   std::shared_ptr<const ClusterInfo> info_;
   std::shared_ptr<const HostSet> hosts_;
   void* instance_ = nullptr;
   std::shared_ptr<tls::SessionCache> tls_sessions_;
+  std::shared_ptr<ClusterState> state_;
 };
 
 // The balancer host API table (active_requests, random) the core gives balancer plugins.
