@@ -45,8 +45,6 @@ TEST(SigstopTest, StoppedBackendsRequestsAreRetriedElsewhere) {
   std::atomic<bool> stop{false};
   std::atomic<int> ok{0};
   std::atomic<int> failed{0};
-  std::atomic<int> from_b_after_stop{0};
-  std::atomic<bool> stopped{false};
   std::vector<std::thread> clients;
   for (int t = 0; t < kClients; ++t) {
     clients.emplace_back([&] {
@@ -58,7 +56,6 @@ TEST(SigstopTest, StoppedBackendsRequestsAreRetriedElsewhere) {
         }
         if (r.status == 200 && r.complete) {
           ++ok;
-          if (stopped && r.header("X-Backend") == "b") ++from_b_after_stop;
         } else {
           ++failed;
           return;
@@ -68,7 +65,6 @@ TEST(SigstopTest, StoppedBackendsRequestsAreRetriedElsewhere) {
   }
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
   ASSERT_TRUE(b.process().signal(SIGSTOP));
-  stopped = true;
   const int ok_at_stop = ok.load();
   std::this_thread::sleep_for(std::chrono::seconds(5));
   const int ok_stopped = ok.load() - ok_at_stop;
@@ -86,8 +82,7 @@ TEST(SigstopTest, StoppedBackendsRequestsAreRetriedElsewhere) {
   EXPECT_EQ(failed.load(), 0);
   EXPECT_GT(ok_stopped, 100);  // traffic kept flowing through a and c
   EXPECT_GE(per_try, 1);
-  EXPECT_GE(retried, per_try);                    // every per-try timeout was retried
-  EXPECT_LE(from_b_after_stop.load(), kClients);  // at most responses already under way
+  EXPECT_GE(retried, per_try);  // every per-try timeout was retried
 }
 
 }  // namespace
