@@ -173,6 +173,7 @@ uint64_t DownstreamConnection::loopTimeMs() const {
 
 int DownstreamConnection::onHead(http::MessageHead& head) {
   header_timer_ = false;
+  stalled_output_ = 0;
   // While the body streams, a stalled client is cut after idle_timeout_ms.
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   stream_ = std::make_unique<Stream>(*this, runtime_, slot_->chain);
@@ -391,7 +392,17 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   }
   if ((what & BEV_EVENT_TIMEOUT) != 0 && (what & BEV_EVENT_READING) != 0) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
-      // Waiting for the upstream, not for the client: keep reading (EOF detection).
+      // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
+      // client that has read nothing of its response for a whole idle_timeout_ms is gone.
+      size_t unsent = evbuffer_get_length(self->output());
+      if (unsent > 0 && unsent == self->stalled_output_) {
+        SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
+        self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+        self->stream_->markDownstreamTimeout();
+        self->abort();
+        return;
+      }
+      self->stalled_output_ = unsent;
       return;
     }
     if (self->stream_ == nullptr && self->parser_.inMessage()) {

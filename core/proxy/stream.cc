@@ -322,6 +322,11 @@ void Stream::onRequestBody(const char* data, size_t len) {
   }
   if (evbuffer_get_length(sink) > kHighWatermark && !request_paused_) {
     request_paused_ = true;
+    // An upstream that neither reads the body nor answers for response_timeout_ms is stuck:
+    // the read timeout runs while the upload waits on it (kTimeout → 504).
+    if (upstream_ != nullptr && sink == upstream_->output()) {
+      upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
+    }
     conn_.pauseReading();
   }
 }

@@ -102,6 +102,7 @@ void Stream::onUpstreamWritable() {
   if (request_paused_ && upstream_ != nullptr &&
       evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
     request_paused_ = false;
+    if (!request_complete_) upstream_->setReadTimeout(0);  // the upload moves again
     conn_.resumeReading();
   }
 }
