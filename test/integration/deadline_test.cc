@@ -53,6 +53,9 @@ clusters:
   - name: narrow
     endpoints: [${ECHO}]
     circuit_breakers: {max_requests: 1}
+  - name: narrowcx
+    endpoints: [${ECHO}]
+    circuit_breakers: {max_connections: 1}
 )";
 
 class DeadlineTest : public ::testing::Test {
@@ -180,6 +183,33 @@ TEST_F(DeadlineTest, MaxRequestsBreakerAnswersFast503) {
                                           R"(cluster="narrow",breaker="max_requests"})"),
             1);
   EXPECT_EQ(httpGet(port(), "/gateway/narrow/x").status, 200);  // closes again
+}
+
+TEST_F(DeadlineTest, MaxConnectionsBreakerAnswersFast503) {
+  std::thread slow([] { httpGet(gateway_->port(), "/gateway/narrowcx/delay/1500"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // holds the one connection
+  Response r = httpGet(port(), "/gateway/narrowcx/x");
+  slow.join();
+  EXPECT_TRUE(isJsonError(r, 503));
+  EXPECT_GE(metric(gateway_->adminPort(), R"(sluice_upstream_circuit_breaker_overflow_total{)"
+                                          R"(cluster="narrowcx",breaker="max_connections"})"),
+            1);
+  EXPECT_EQ(httpGet(port(), "/gateway/narrowcx/x").status, 200);  // the pooled one is reused
+}
+
+TEST_F(DeadlineTest, ClientThatStopsReadingItsResponseIsCut) {
+  const std::string idle = R"(sluice_downstream_timeouts_total{listener="edge",kind="idle"})";
+  double before = metric(gateway_->adminPort(), idle);
+  RawConnection conn(port());
+  int small = 4096;
+  setsockopt(conn.fd(), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small));
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/bytes/200000000", {}, "", 1)));
+  double after = before;
+  for (int i = 0; i < 100 && after <= before; ++i) {  // idle_timeout_ms 600, twice at most
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    after = metric(gateway_->adminPort(), idle);
+  }
+  EXPECT_GT(after, before) << "a client reading nothing is held forever";
 }
 
 // A TCP server that accepts one connection, reads a request head, then reports how long the
