@@ -113,6 +113,7 @@ struct RetryPolicy {
   uint32_t backoff_base_ms = 25;  // first backoff interval; doubles per retry, full jitter
   uint32_t backoff_max_ms = 250;  // cap of the backoff interval
   uint32_t budget_percent = 20;   // active retries <= this % of the cluster's active requests
+                                  // on their first try
   uint32_t min_retry_concurrency = 3;  // ... but at least this many concurrent retries
   uint64_t max_body_bytes = 65536;     // request body kept for a replay; larger: no retry once
                                        // bytes went upstream

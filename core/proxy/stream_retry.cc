@@ -136,11 +136,14 @@ bool Stream::tryRetry(int reason) {
   const upstream::ClusterInfo& ci = cluster_->info();
   const config::RetryPolicy& rp = ci.config.retry_policy;
   ClusterState& st = cluster_->state();
-  // The budget counts every retry in flight, those waiting in backoff included.
-  int64_t allowed = std::max<int64_t>(
-      rp.min_retry_concurrency,
-      st.active_requests.load(std::memory_order_relaxed) * rp.budget_percent / 100);
-  if (st.active_retries.load(std::memory_order_relaxed) >= allowed) {
+  // The budget counts every retry in flight, those waiting in backoff included, against the
+  // requests in flight that are on their first try: when it binds, the upstreams see at most
+  // (1 + budget_percent/100) x the requests.
+  const int64_t retrying = st.active_retries.load(std::memory_order_relaxed);
+  const int64_t first_tries = st.active_requests.load(std::memory_order_relaxed) - retrying;
+  int64_t allowed = std::max<int64_t>(rp.min_retry_concurrency,
+                                      std::max<int64_t>(first_tries, 0) * rp.budget_percent / 100);
+  if (retrying >= allowed) {
     ci.stats->retry_budget_exhausted.inc();
     info_.setFlag(kRetryBudgetExhausted);
     return false;

@@ -53,6 +53,9 @@ clusters:
   - name: narrow
     endpoints: [${ECHO}]
     circuit_breakers: {max_requests: 1}
+  - name: stall
+    endpoints: [${BIG}]
+    response_timeout_ms: 400
   - name: narrowcx
     endpoints: [${ECHO}]
     circuit_breakers: {max_connections: 1}
@@ -66,6 +69,11 @@ class DeadlineTest : public ::testing::Test {
         [](const std::string&, int) { return Reply{okResponse("counted")}; });
     big_ = std::make_unique<ScriptedUpstream>([](const std::string& head, int) {
       if (head.find("/small") != std::string::npos) return Reply{okResponse("small")};
+      if (head.find("/stall") != std::string::npos) {
+        // 10 of 100 body bytes, then nothing for 2.5 s.
+        return Reply{"HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\n0123456789", true,
+                     std::string(90, 'x'), 2500};
+      }
       return Reply{okResponse("big", "X-Big: " + std::string(2000, 'b') + "\r\n")};
     });
     port2_ = freePort();
@@ -183,6 +191,20 @@ TEST_F(DeadlineTest, MaxRequestsBreakerAnswersFast503) {
                                           R"(cluster="narrow",breaker="max_requests"})"),
             1);
   EXPECT_EQ(httpGet(port(), "/gateway/narrow/x").status, 200);  // closes again
+}
+
+TEST_F(DeadlineTest, ResponseBodyThatStallsIsCut) {
+  int64_t t0 = nowMs();
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/stall/stall", {}, "", 1)));
+  Response r = conn.readResponse();
+  EXPECT_EQ(r.status, 200);
+  EXPECT_FALSE(r.complete);  // cut after response_timeout_ms without a byte, not completed
+  EXPECT_LT(nowMs() - t0, 2400);
+  EXPECT_GE(
+      metric(gateway_->adminPort(),
+             R"(sluice_upstream_timeouts_by_kind_total{cluster="stall",kind="response_body"})"),
+      1);
 }
 
 TEST_F(DeadlineTest, MaxConnectionsBreakerAnswersFast503) {

@@ -181,7 +181,8 @@ clusters:
   EXPECT_EQ(got503.load(), requests);
   // Without the budget each request would make 4 tries (4 x requests). With it, retries in
   // flight stay under 20% of the requests in flight (or 1).
-  EXPECT_LE(seen.load(), requests * 12 / 10 + 1) << "upstream saw " << seen.load();
+  // (+3: the budget is checked when a retry is due, by two workers at once.)
+  EXPECT_LE(seen.load(), requests * 12 / 10 + 3) << "upstream saw " << seen.load();
   EXPECT_GT(seen.load(), requests);  // some retries did happen
   std::string s = scrapeMetrics(gw.adminPort());
   EXPECT_GT(metricValue(s, R"(sluice_upstream_retry_budget_exhausted_total{cluster="up"})"), 0);
