@@ -65,7 +65,7 @@ bool Stream::retryOnStatus(uint32_t status) {
                  : status == 504 ? config::kRetryOn504
                                  : 0;
   if (bit == 0 || (retry_on_ & bit) == 0 || response_started_ || downstream_interim_) return false;
-  if (!idempotent() || replay_ == nullptr || !replay_ok_) return false;
+  if (!idempotent() || !bodyHeld()) return false;
   const int reason = status == 502   ? stats::ClusterStats::kRetry502
                      : status == 503 ? stats::ClusterStats::kRetry503
                                      : stats::ClusterStats::kRetry504;

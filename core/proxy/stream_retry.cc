@@ -80,7 +80,12 @@ bool Stream::admitRequest(const config::Route* route) {
     timeval tv = event::toTimeval(static_cast<uint32_t>((deadline_us_ - now + 999) / 1000));
     evtimer_add(request_timer_, &tv);
   }
-  if (retries_left_ > 0) replay_ = evbuffer_new();
+  // Only a body needs a copy for a resend (none is kept when no retry can happen).
+  if (retries_left_ == 0) {
+    replay_ok_ = false;
+  } else if (request_.framing != http::Framing::kNone) {
+    replay_ = evbuffer_new();
+  }
   return true;
 }
 
@@ -112,7 +117,7 @@ int Stream::retryReasonFor(UpstreamError error, bool sent) const {
   if (response_started_ || downstream_interim_ || last_upstream_status_ != 0) return -1;
   // After bytes went upstream only an idempotent request whose whole body we still hold may go
   // again; before, any request may.
-  const bool resendable = !sent || (idempotent() && replay_ != nullptr && replay_ok_);
+  const bool resendable = !sent || (idempotent() && bodyHeld());
   switch (error) {
     case UpstreamError::kConnectFailed:
     case UpstreamError::kConnectTimeout:
@@ -177,18 +182,13 @@ bool Stream::tryRetry(int reason) {
 void Stream::onBackoffTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Stream*>(arg);
   if (self->finished_) return;
-  if (self->replay_ != nullptr && self->replay_ok_) {
+  if (self->bodyHeld()) {
     // A fresh head (the deadline header changed) and the body as far as it arrived; the rest
     // follows into pending_ until the new connection is up.
     evbuffer_drain(self->pending_, evbuffer_get_length(self->pending_));
     self->writeUpstreamHead(self->pending_);
-    evbuffer* copy = evbuffer_new();
-    size_t n = evbuffer_get_length(self->replay_);
-    if (n > 0) {
-      evbuffer_add(copy, evbuffer_pullup(self->replay_, -1), n);
-      evbuffer_add_buffer(self->pending_, copy);
-    }
-    evbuffer_free(copy);
+    size_t n = self->replay_ != nullptr ? evbuffer_get_length(self->replay_) : 0;
+    if (n > 0) evbuffer_add(self->pending_, evbuffer_pullup(self->replay_, -1), n);
   }
   self->sent_upstream_ = false;
   self->startAttempt();

@@ -12,6 +12,7 @@
 #include <atomic>
 #include <thread>
 
+#include "test/integration/access_log_util.h"
 #include "test/integration/gateway.h"
 #include "test/integration/resilience_util.h"
 #include "test/integration/scripted_upstream.h"
@@ -32,6 +33,7 @@ listeners:
     address: 127.0.0.1:${PORT}
     context_path: /gateway
     trusted_deadline_header: X-Request-Deadline-Ms
+    access_log: {path: ${LOG}}
   - name: untrusted
     address: 127.0.0.1:${PORT2}
     context_path: /gateway
@@ -77,11 +79,13 @@ class DeadlineTest : public ::testing::Test {
       return Reply{okResponse("big", "X-Big: " + std::string(2000, 'b') + "\r\n")};
     });
     port2_ = freePort();
+    log_ = uniqueTmpPath("deadline_access.json");
     gateway_ = std::make_unique<Gateway>(
         kConfig, std::map<std::string, std::string>{{"ECHO", echo_->address()},
                                                     {"COUNTED", counted_->address()},
                                                     {"BIG", big_->address()},
-                                                    {"PORT2", std::to_string(port2_)}});
+                                                    {"PORT2", std::to_string(port2_)},
+                                                    {"LOG", log_}});
   }
   static void TearDownTestSuite() {
     gateway_.reset();
@@ -97,6 +101,7 @@ class DeadlineTest : public ::testing::Test {
   static inline std::unique_ptr<ScriptedUpstream> big_;
   static inline std::unique_ptr<Gateway> gateway_;
   static inline int port2_ = 0;
+  static inline std::string log_;
 };
 
 int64_t deadlineSeen(const Response& r) {
@@ -205,6 +210,22 @@ TEST_F(DeadlineTest, ResponseBodyThatStallsIsCut) {
       metric(gateway_->adminPort(),
              R"(sluice_upstream_timeouts_by_kind_total{cluster="stall",kind="response_body"})"),
       1);
+}
+
+TEST_F(DeadlineTest, AccessLogFlagsNameTheTimeoutAndTheBreaker) {
+  EXPECT_TRUE(isJsonError(httpGet(port(), "/gateway/short/delay/2001"), 504));
+  std::thread slow([] { httpGet(gateway_->port(), "/gateway/narrow/delay/1200"); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_TRUE(isJsonError(httpGet(port(), "/gateway/narrow/flags"), 503));
+  slow.join();
+  auto timeout = waitForRequests(log_, "/gateway/short/delay/2001");
+  ASSERT_EQ(timeout.size(), 1u);
+  auto flags = flagsOf(timeout[0]);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "request_timeout"), flags.end());
+  auto overflow = waitForRequests(log_, "/gateway/narrow/flags");
+  ASSERT_EQ(overflow.size(), 1u);
+  flags = flagsOf(overflow[0]);
+  EXPECT_NE(std::find(flags.begin(), flags.end(), "upstream_overflow"), flags.end());
 }
 
 TEST_F(DeadlineTest, MaxConnectionsBreakerAnswersFast503) {
