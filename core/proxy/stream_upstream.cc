@@ -117,8 +117,8 @@ uint64_t Stream::endAttempt(sluice_outcome outcome) {
   // The freed slot goes to the oldest request waiting in the cluster's queue, on any worker.
   if (cluster_ != nullptr && cluster_->queue() != nullptr) cluster_->queue()->onSlotFreed();
   const uint64_t latency_us = nowUs() - attempt_start_us_;
-  if (cluster_ != nullptr && cluster_->hosts()->version() == host_set_version_) {
-    cluster_->onResult(host_index_, outcome, latency_us);
+  if (cluster_ != nullptr) {
+    cluster_->onResult(host_, host_index_, host_set_version_, outcome, latency_us);
   }
   return latency_us;
 }

@@ -71,15 +71,19 @@ int64_t WorkerCluster::pick(const sluice_pick_context& ctx) {
   return i;
 }
 
-void WorkerCluster::onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us) {
+void WorkerCluster::onResult(const std::shared_ptr<Host>& host, uint32_t index, uint64_t version,
+                             sluice_outcome outcome, uint64_t latency_us) {
+  // Outlier streaks belong to the host, whatever set it was picked from: a health change
+  // republishes the set, and the attempts that spanned it still count.
   const config::OutlierDetection& od = info_->config.outlier_detection;
-  if (od.enabled && index < hosts_->size()) {
-    const std::shared_ptr<Host>& host = hosts_->at(index).host;
+  if (od.enabled && host != nullptr) {
     health::Ejection e = health::recordOutcome(host->health(), outcome, od);
     if (e != health::Ejection::kNone) health::HealthManager::reportOutlier(name(), host, e);
   }
+  // The balancer knows hosts by index into its current set: only results from that set.
   const auto& hooks = info_->balancer->hooks();
-  if (instance_ != nullptr && hooks.on_result != nullptr) {
+  if (instance_ != nullptr && hooks.on_result != nullptr && version == hosts_->version() &&
+      index < hosts_->size()) {
     hooks.on_result(instance_, index, outcome, latency_us);
   }
 }

@@ -13,8 +13,8 @@
 #include "core/config/config.h"
 #include "core/event/worker.h"
 #include "core/plugin/plugin.h"
-#include "core/tls/client_context.h"
 #include "core/stats/families.h"
+#include "core/tls/client_context.h"
 #include "core/upstream/cluster_state.h"
 #include "core/upstream/host.h"
 #include "core/upstream/wait_queue.h"
@@ -24,7 +24,7 @@ namespace sluice::upstream {
 struct ClusterInfo {
   config::Cluster config;
   std::shared_ptr<plugin::BalancerConfig> balancer;
-  std::shared_ptr<const tls::ClientContext> tls;  // null: plain TCP upstream
+  std::shared_ptr<const tls::ClientContext> tls;     // null: plain TCP upstream
   std::shared_ptr<const stats::ClusterStats> stats;  // never null
 };
 
@@ -45,8 +45,11 @@ class WorkerCluster {
   // Asks the balancer for a host. Returns an index into hosts(), or -1 when none can take the
   // request (empty set, all unhealthy, balancer failed). Indexes returned are range-checked.
   int64_t pick(const sluice_pick_context& ctx);
-  // Reports how an attempt on host `index` ended.
-  void onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us);
+  // Reports how an attempt on `host` ended; it was picked as `index` of the host set with
+  // `version`. Outlier detection counts it always; the balancer's on_result sees it only while
+  // that set is still the current one (its indexes mean nothing in another).
+  void onResult(const std::shared_ptr<Host>& host, uint32_t index, uint64_t version,
+                sluice_outcome outcome, uint64_t latency_us);
   // This worker's upstream TLS sessions for the cluster's hosts (null without TLS).
   const std::shared_ptr<tls::SessionCache>& tlsSessions() const { return tls_sessions_; }
   // The cluster's wait queue (max_requests_per_host), shared by every worker and kept across
