@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <event2/buffer.h>
+#include <event2/bufferevent.h>
 #include <event2/keyvalq_struct.h>
 #include <openssl/crypto.h>
 #include <openssl/sha.h>
@@ -99,6 +100,18 @@ bool Admin::listen(const std::string& address, std::string* error) {
   loopback_ = host == "::1" || host == "localhost" ||
               (inet_pton(AF_INET, host.c_str(), &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127);
   http_ = evhttp_new(server_.base());
+  // Each admin connection's bufferevent owns its socket (BEV_OPT_CLOSE_ON_FREE). Without it,
+  // libevent 2.1's evhttp_connection_free closes the socket itself while the bufferevent's
+  // events are still registered (their removal is deferred), so the main loop later ran
+  // epoll_ctl(DEL) on a closed descriptor number — one a worker may have accepted meanwhile
+  // (EBADF in strace; a data race on that descriptor under TSan, seen in reload tests that
+  // POST /reload under load). With it, the bufferevent removes its events before it closes.
+  evhttp_set_bevcb(
+      http_,
+      [](event_base* base, void*) -> bufferevent* {
+        return bufferevent_socket_new(base, -1, BEV_OPT_CLOSE_ON_FREE);
+      },
+      nullptr);
   evhttp_set_gencb(http_, &Admin::onRequest, this);
   evhttp_set_allowed_methods(http_, EVHTTP_REQ_GET | EVHTTP_REQ_POST | EVHTTP_REQ_HEAD);
   if (evhttp_bind_socket(http_, host.c_str(), static_cast<uint16_t>(port)) != 0) {

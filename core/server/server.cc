@@ -227,7 +227,14 @@ void Server::beginDrain(const char* why, bool exit) {
       const bool done = drained_workers_ == workers_.size();
       SLUICE_LOG(kInfo, why,
                  " during a drain: ", done ? "drained already, exiting" : "exiting once drained");
-      if (done) event_base_loopbreak(base_);
+      if (done) {
+        event_base_loopbreak(base_);
+      } else if (drain_expired_ && !evtimer_pending(drain_timer_, nullptr)) {
+        // The drain timeout passed long ago and a worker still did not report: as after a
+        // signal's own drain, wait one more second at most.
+        timeval tv{1, 0};
+        evtimer_add(drain_timer_, &tv);
+      }
       return;
     }
     SLUICE_LOG(kWarn, why, " again: stopping now");

@@ -1,8 +1,8 @@
 #include "discovery/zookeeper/session.h"
 
-#include <atomic>
 #include <cinttypes>
 #include <cstdio>
+#include <mutex>
 #include <random>
 #include <utility>
 
@@ -12,13 +12,15 @@ namespace {
 constexpr int64_t kFirstBackoffMs = 200;
 constexpr int64_t kMaxBackoffMs = 10000;
 
-// The C client's own log lines have no context argument: they go to the host of the most
-// recently opened session, at debug level (the plugin logs the state changes itself).
-std::atomic<const sluice_host_api*> g_client_log_host{nullptr};
-
-void clientLog(const char* message) {
-  sdk::Host(g_client_log_host.load())
-      .log(sdk::LogLevel::kDebug, std::string("zookeeper client: ") + message);
+// The C client's own log lines are switched off, once per process, before its first handle
+// starts its threads. Its messages format the server address in one static buffer shared by
+// every handle (format_endpoint_info in libzookeeper_mt 3.8), so two handles logging at once —
+// two discovery entries, both reconnecting during a ZooKeeper outage — race on it (TSan: a
+// data race in the library's sprintf). The plugin logs every session state change itself
+// (connecting, connected, lost, expired) with the session id, which is what an operator acts on.
+void quietClientLog() {
+  static std::once_flag once;
+  std::call_once(once, [] { zoo_set_debug_level(static_cast<ZooLogLevel>(0)); });
 }
 
 // A completion's context: the loop to post to and the caller's callback. Owned by the C client
@@ -87,8 +89,7 @@ Session::~Session() { close(); }
 
 void Session::open() {
   closed_ = false;
-  g_client_log_host.store(host_.raw());
-  zoo_set_debug_level(ZOO_LOG_LEVEL_WARN);
+  quietClientLog();
   openHandle();
 }
 
@@ -102,9 +103,8 @@ void Session::close() {
 void Session::openHandle() {
   ++generation_;
   ctx_ = std::make_unique<HandleCtx>(HandleCtx{this, generation_});
-  zh_ = zookeeper_init2(config_.servers.c_str(), &Session::onWatcher,
-                        static_cast<int>(config_.session_timeout_ms), nullptr, ctx_.get(), 0,
-                        &clientLog);
+  zh_ = zookeeper_init(config_.servers.c_str(), &Session::onWatcher,
+                       static_cast<int>(config_.session_timeout_ms), nullptr, ctx_.get(), 0);
   if (zh_ == nullptr) {
     host_.log(sdk::LogLevel::kError, label_ + ": cannot start a ZooKeeper client for '" +
                                          config_.servers + "' (no server address resolves?)");

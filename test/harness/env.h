@@ -6,7 +6,8 @@
 
 namespace sluice::test {
 
-// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed).
+// A TCP port on 127.0.0.1 that was free a moment ago (bound to port 0, read back, closed), and
+// never one this process was given before (thread-safe).
 // Another process may still take it before you do; prefer letting a server bind port 0 and
 // report its port (EchoBackend does) when the server supports that.
 int freePort();

@@ -171,6 +171,33 @@ TEST(DrainTest, SecondSignalStopsAtOnce) {
   EXPECT_NE(in_flight.readResponse().status, 200);
 }
 
+// POST /drain: the same drain without exiting. The request in flight finishes (and says
+// Connection: close), the listener refuses, /ready answers 503, and the process stays up until
+// SIGTERM, which then exits 0 at once.
+TEST(DrainTest, PostDrainFinishesInFlightRequestsAndStaysUpUntilSigterm) {
+  EchoBackend backend("slow");
+  Gateway gateway(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection in_flight(gateway.port());
+  ASSERT_TRUE(in_flight.send(buildRequest("GET", "/gateway/slow/delay/1500", {}, "", 1)));
+  ASSERT_TRUE(waitForRequests(gateway.adminPort(), 1));
+  EXPECT_EQ(httpRequest(gateway.adminPort(), "POST", "/drain").status, 202);
+  EXPECT_TRUE(waitForDraining(gateway.adminPort()));
+  EXPECT_TRUE(refusedWithin(gateway.port(), 1000)) << "still accepting after POST /drain";
+  Response r = in_flight.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  EXPECT_EQ(r.status, 200);
+  EXPECT_EQ(r.header("Connection"), "close");
+  EXPECT_TRUE(in_flight.isClosed(2000));
+  in_flight.close();
+  ASSERT_TRUE(gateway.process().waitForOutput("staying up (POST /drain)", 5000))
+      << gateway.process().outputTail();
+  EXPECT_TRUE(gateway.process().running());
+  EXPECT_EQ(httpGet(gateway.adminPort(), "/ready").status, 503);
+  ASSERT_TRUE(gateway.process().signal(SIGTERM));
+  EXPECT_EQ(gateway.process().waitExit(3000), 0) << "SIGTERM after a finished drain exits at once";
+}
+
 // SIGTERM under load: many keep-alive clients keep a slow-ish upstream busy; a SIGTERM lands
 // mid-way. Every request that reached the upstream gets its complete response at its client
 // (none is cut or answered with an error), a request that got no answer never reached the

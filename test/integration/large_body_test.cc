@@ -1,6 +1,7 @@
 // Huge bodies stream through the real binary with bounded memory: 1 GiB down and 1 GiB up,
 // verified byte for byte (pattern / FNV-1a), while sluice's resident set is sampled from /proc.
-// Measured on the 2-core CI machine: each 1 GiB transfer takes a few seconds, so 1 GiB it is.
+// Measured on the 2-core CI machine: each 1 GiB transfer takes a few seconds, so 1 GiB it is
+// (an eighth of every size in a sanitizer build, see kScale).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -20,6 +21,10 @@ constexpr uint64_t kMiB = 1024ull * 1024;
 // What sluice may hold resident while moving a body of any size (the binary, plugins, worker
 // stacks and a few 256 KiB watermark buffers take well under this).
 constexpr int64_t kMaxRssKiB = 64 * 1024;
+// Body sizes: in a sanitizer build (5-15x slower, RSS bounds off) an eighth of them, which
+// takes the same streaming paths in a time the test's timeout allows.
+constexpr uint64_t kScale = kRssIsMeaningful ? 1 : 8;
+constexpr uint64_t kBig = kGiB / kScale;
 
 constexpr char kConfig[] = R"(
 workers: 2
@@ -150,8 +155,8 @@ TEST_F(LargeBodyTest, Download1GiBChunkedWithBoundedMemory) {
   RssSampler sampler(pid_);
   RawConnection conn(gateway_->port(), 30000);
   ASSERT_TRUE(
-      conn.send(buildRequest("GET", "/gateway/big/bytes/" + std::to_string(kGiB), {}, "", 1)));
-  readPattern(conn, kGiB, true);
+      conn.send(buildRequest("GET", "/gateway/big/bytes/" + std::to_string(kBig), {}, "", 1)));
+  readPattern(conn, kBig, true);
   sampler.stop();
   expectBoundedMemory(sampler);
 }
@@ -160,8 +165,8 @@ TEST_F(LargeBodyTest, Download1GiBContentLengthWithBoundedMemory) {
   RssSampler sampler(pid_);
   RawConnection conn(gateway_->port(), 30000);
   ASSERT_TRUE(conn.send(buildRequest(
-      "GET", "/gateway/big/bytes/" + std::to_string(kGiB) + "?framing=length", {}, "", 1)));
-  readPattern(conn, kGiB, false);
+      "GET", "/gateway/big/bytes/" + std::to_string(kBig) + "?framing=length", {}, "", 1)));
+  readPattern(conn, kBig, false);
   sampler.stop();
   expectBoundedMemory(sampler);
 }
@@ -172,17 +177,17 @@ TEST_F(LargeBodyTest, StalledClientDoesNotMakeSluiceBuffer) {
   RssSampler sampler(pid_);
   RawConnection conn(gateway_->port(), 30000);
   ASSERT_TRUE(conn.send(
-      buildRequest("GET", "/gateway/big/bytes/" + std::to_string(512 * kMiB), {}, "", 1)));
+      buildRequest("GET", "/gateway/big/bytes/" + std::to_string(512 * kMiB / kScale), {}, "", 1)));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   if (kRssIsMeaningful) EXPECT_LT(vmRssKiB(pid_), kMaxRssKiB);
-  readPattern(conn, 512 * kMiB, true);
+  readPattern(conn, 512 * kMiB / kScale, true);
   sampler.stop();
   expectBoundedMemory(sampler);
 }
 
 TEST_F(LargeBodyTest, Upload1GiBContentLengthWithBoundedMemory) {
   RssSampler sampler(pid_);
-  upload(kGiB, false);
+  upload(kBig, false);
   sampler.stop();
   expectBoundedMemory(sampler);
 }
@@ -190,7 +195,7 @@ TEST_F(LargeBodyTest, Upload1GiBContentLengthWithBoundedMemory) {
 TEST_F(LargeBodyTest, Upload256MiBChunkedWithBoundedMemory) {
   // Chunked uploads take the same streaming path plus re-chunking; 256 MiB keeps it quick.
   RssSampler sampler(pid_);
-  upload(256 * kMiB, true);
+  upload(256 * kMiB / kScale, true);
   sampler.stop();
   expectBoundedMemory(sampler);
 }
