@@ -271,6 +271,37 @@ TEST(QueueTest, AClientThatLeavesWhileQueuedIsNeverSentUpstream) {
   EXPECT_EQ(nlohmann::json::parse(left[0])["upstream_host"], "") << left[0];
 }
 
+TEST(QueueTest, ARequestBodyArrivingWhileQueuedIsKeptAndSentWhole) {
+  SlowBackend backend(1500);
+  Gateway gateway(kConfig, {{"SLOW", DeadPort().address()},
+                            {"EXPIRE", DeadPort().address()},
+                            {"GONE", backend.address()},
+                            {"EXTRA", ""},
+                            {"LOG", uniqueTmpPath("body.log")}});
+  ASSERT_TRUE(gateway.ready());
+  const int admin = gateway.adminPort();
+  Client first(gateway.port(), "/gateway/gone/first");
+  ASSERT_TRUE(eventually([&] { return backend.paths().size() == 1; }));
+  // 2 MiB: far over the 256 KiB at which sluice stops reading from a client whose request
+  // cannot go anywhere yet. The backend answers only once it has read all Content-Length bytes.
+  const std::string body(2 << 20, 'b');
+  Response posted;
+  std::thread poster([&] {
+    RawConnection conn(gateway.port(), 60000);
+    if (!conn.send(buildRequest("POST", "/gateway/gone/upload", {}, body, gateway.port()))) return;
+    posted = conn.readResponse();
+  });
+  ASSERT_TRUE(eventually(
+      [&] { return metric(admin, series("sluice_upstream_queued_total", "gone")) == 1; }));
+  EXPECT_EQ(first.response().status, 200);
+  poster.join();
+  EXPECT_EQ(posted.status, 200) << posted.error;
+  EXPECT_EQ(posted.body, "served");
+  std::vector<std::string> paths = backend.paths();
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[1], "/gone/upload");
+}
+
 TEST(QueueTest, AReloadKeepsTheQueueAndARemovedClusterAnswersItsWaiters503) {
   SlowBackend backend(1500);
   SlowBackend other(1500);
