@@ -302,6 +302,41 @@ TEST(QueueTest, ARequestBodyArrivingWhileQueuedIsKeptAndSentWhole) {
   EXPECT_EQ(paths[1], "/gone/upload");
 }
 
+TEST(QueueTest, AWaitingRequestGoesToAnEndpointThatAReloadAdds) {
+  SlowBackend busy(4000);
+  SlowBackend fresh(0);
+  std::map<std::string, std::string> vars{{"SLOW", DeadPort().address()},
+                                          {"EXPIRE", DeadPort().address()},
+                                          {"GONE", busy.address()},
+                                          {"EXTRA", ""},
+                                          {"LOG", uniqueTmpPath("added.log")}};
+  Gateway gateway(kConfig, vars);
+  ASSERT_TRUE(gateway.ready());
+  const int admin = gateway.adminPort();
+  Client first(gateway.port(), "/gateway/gone/first");
+  ASSERT_TRUE(eventually([&] { return busy.paths().size() == 1; }));
+  Client waiter(gateway.port(), "/gateway/gone/waiter");
+  ASSERT_TRUE(eventually(
+      [&] { return metric(admin, series("sluice_upstream_queue_length", "gone")) == 1; }));
+  // The only endpoint is busy for seconds; a reload adds one with room: the waiting request
+  // is handed to it at once (not when the busy one frees its slot).
+  std::string added = kConfig;
+  added.replace(added.find("[${GONE}]"), 9, "[${GONE}, ${FRESH}]");
+  std::map<std::string, std::string> all = vars;
+  all["FRESH"] = fresh.address();
+  all["PORT"] = std::to_string(gateway.port());
+  all["ADMIN"] = std::to_string(admin);
+  all["PLUGINS"] = pluginPathsYaml();
+  ASSERT_TRUE(writeFile(gateway.configPath(), substitute(added, all)));
+  Response r = httpRequest(admin, "POST", "/reload");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(eventually([&] { return fresh.paths().size() == 1; }));
+  EXPECT_EQ(fresh.paths()[0], "/gone/waiter");
+  EXPECT_EQ(busy.paths().size(), 1u);  // the busy endpoint was still busy when it moved
+  EXPECT_EQ(waiter.response().status, 200);
+  EXPECT_EQ(first.response().status, 200);
+}
+
 TEST(QueueTest, AReloadKeepsTheQueueAndARemovedClusterAnswersItsWaiters503) {
   SlowBackend backend(1500);
   SlowBackend other(1500);
