@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sluice::config {
@@ -96,6 +97,35 @@ struct TlsClient {
   Mark mark;
 };
 
+// Active health checking of a cluster's hosts (`health_check:`). Off unless the block is given.
+struct HealthCheck {
+  enum class Type { kHttp, kTcp };
+  bool enabled = false;
+  Type type = Type::kHttp;
+  std::string path = "/";  // HTTP: the GET target
+  uint32_t port = 0;       // 0 = the endpoint's own port
+  std::string host;        // HTTP Host header; "" = the endpoint's address
+  // HTTP: accepted statuses as inclusive [low, high] ranges; default 200-299.
+  std::vector<std::pair<uint32_t, uint32_t>> expected_statuses = {{200, 299}};
+  uint32_t interval_ms = 5000;        // between the end of one probe and the start of the next
+  uint32_t interval_jitter_ms = 500;  // up to this much is added to each interval, at random
+  uint32_t timeout_ms = 1000;         // connect + request + status line
+  uint32_t healthy_threshold = 2;     // consecutive successes: unhealthy -> healthy
+  uint32_t unhealthy_threshold = 3;   // consecutive failures: healthy -> unhealthy
+  Mark mark;
+};
+
+// Passive outlier detection (`outlier_detection:`). Off unless the block is given.
+struct OutlierDetection {
+  bool enabled = false;
+  uint32_t consecutive_5xx = 5;              // 0 = off; 5xx responses and gateway failures
+  uint32_t consecutive_gateway_failure = 5;  // 0 = off; connect failure, timeout, reset
+  uint32_t base_ejection_time_ms = 30000;    // ejection = base x times ejected ...
+  uint32_t max_ejection_time_ms = 300000;    // ... capped at this
+  uint32_t max_ejection_percent = 50;        // floor(hosts x percent / 100), at most hosts - 1
+  Mark mark;
+};
+
 struct Cluster {
   std::string name;    // [A-Za-z0-9._-]+, unique; empty in Discovery::cluster_defaults
   PluginRef balancer;  // default {name: round_robin} (its mark is then the cluster's)
@@ -111,6 +141,10 @@ struct Cluster {
   uint32_t max_queue = 1024;           // requests waiting for a host with room; 0 = none (503)
   uint32_t queue_timeout_ms = 1000;    // longest wait in the queue, then 503 + Retry-After
   TlsClient tls;
+  HealthCheck health_check;
+  OutlierDetection outlier_detection;
+  uint32_t panic_threshold_percent = 50;  // 0 = off: below this healthy share, use every host
+  uint32_t slow_start_ms = 0;             // 0 = off: ramp a new or recovered host's weight
   Mark mark;
 };
 

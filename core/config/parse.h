@@ -49,6 +49,10 @@ void parseListenerTls(const Field& field, Context& ctx, TlsServer* out);
 // Reads a cluster's `tls` mapping (upstream TLS), or `tls: true|false`.
 void parseClusterTls(const Field& field, Context& ctx, TlsClient* out);
 
+// The health keys of a cluster (parse_health.cc): `health_check`, `outlier_detection`,
+// `panic_threshold_percent`, `slow_start_ms`. parseHealthSetting returns false for other keys.
+const std::vector<std::string_view>& healthSettingKeys();
+bool parseHealthSetting(const Field& field, Context& ctx, Cluster* out);
 // Reads `max_requests_per_host`, `max_queue` or `queue_timeout_ms` of a cluster (parse_queue.cc);
 // false when `field` is none of them.
 bool parseQueueSetting(const Field& field, Context& ctx, Cluster* out);

@@ -19,7 +19,12 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "max_queue",
                                                      "queue_timeout_ms",
                                                      "tls"};
-  return keys;
+  static const std::vector<std::string_view> all = [] {
+    std::vector<std::string_view> v = keys;
+    v.insert(v.end(), healthSettingKeys().begin(), healthSettingKeys().end());
+    return v;
+  }();
+  return all;
 }
 
 void parseEndpoint(const Field& field, Context& ctx, Endpoint* out) {
@@ -114,7 +119,7 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
   } else {
-    parseQueueSetting(f, ctx, out);  // parse_queue.cc
+    if (!parseHealthSetting(f, ctx, out)) parseQueueSetting(f, ctx, out);  // parse_health/queue
   }
 }
 

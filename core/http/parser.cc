@@ -217,7 +217,14 @@ int Parser::checkHead() {
     return -1;
   }
   head_.version_minor = parser_.http_minor;
-  head_.keep_alive = llhttp_should_keep_alive(&parser_) != 0;
+  // Persistence (RFC 9112 §9.3), decided here over the parsed fields rather than left to
+  // llhttp: its HTTP/1.0 rule only looks for a keep-alive token, so "Connection: keep-alive"
+  // plus "Connection: close" (two fields or one list) would persist. A close token in any
+  // Connection field, in any case, wins for both versions; 1.0 persists only when asked for.
+  // llhttp's answer still counts for what it alone knows (a close-delimited response body).
+  const bool close = head_.headers.hasToken("connection", "close");
+  const bool asked = parser_.http_minor == 1 || head_.headers.hasToken("connection", "keep-alive");
+  head_.keep_alive = !close && asked && llhttp_should_keep_alive(&parser_) != 0;
   if (!request) {
     head_.status = parser_.status_code;
     return 0;

@@ -28,17 +28,20 @@ struct MessageHead {
   HeaderMap headers;          // Transfer-Encoding removed (framing below says it)
   Framing framing = Framing::kNone;
   uint64_t content_length = 0;  // when framing == kContentLength
-  bool keep_alive = true;       // llhttp_should_keep_alive at headers complete
+  // The connection persists after this message (RFC 9112 §9.3): false when any Connection
+  // field lists `close` (any case, any version), for HTTP/1.0 unless one lists `keep-alive`, and
+  // for a close-delimited response body.
+  bool keep_alive = true;
 
   void clear();
 };
 
 // Limits enforced while parsing; 0 disables a limit.
 struct ParserLimits {
-  uint32_t max_target_bytes = 8192;      // request-target; over → 414
-  uint32_t max_header_bytes = 65536;     // sum of names and values; over → 431
-  uint32_t max_header_count = 100;       // over → 431
-  uint64_t max_body_bytes = 0;           // over → 413
+  uint32_t max_target_bytes = 8192;   // request-target; over → 414
+  uint32_t max_header_bytes = 65536;  // sum of names and values; over → 431
+  uint32_t max_header_count = 100;    // over → 431
+  uint64_t max_body_bytes = 0;        // over → 413
 };
 
 class ParserCallbacks {
@@ -109,7 +112,7 @@ class Parser {
   ParserLimits limits_;
   MessageHead head_;
   bool in_message_ = false;
-  bool upgrade_paused_ = false;  // paused by llhttp after an Upgrade/101 message
+  bool upgrade_paused_ = false;   // paused by llhttp after an Upgrade/101 message
   bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;

@@ -15,7 +15,9 @@
 //   GET /plugins            JSON: loaded plugins (name, kind, version, ABI, file, content hash)
 //   POST /reload            reload now (SIGHUP does the same); `?dry_run=1` validates and lists
 //                           what would change. 200 with the changes, or 400 with the errors
-//   POST /drain             graceful drain, as SIGTERM: 202, then the process drains and exits
+//   POST /drain             graceful drain as SIGTERM's, without exiting: 202, then listeners
+//                           close and in-flight requests finish; the process stays up (/ready
+//                           503) until SIGTERM/SIGINT
 // With `admin.token_file`, every POST needs `Authorization: Bearer <token>` (else 401 with
 // `WWW-Authenticate: Bearer`); GETs stay open. The token is the running config's, so a reload
 // that changes the file's content rotates it.

@@ -19,6 +19,7 @@
 #include "core/stats/families.h"
 #include "core/stats/text_format.h"
 #include "core/tls/tls_io.h"
+#include "core/upstream/health/manager.h"
 #include "core/upstream/host.h"
 
 namespace sluice::server {
@@ -207,19 +208,30 @@ std::string Admin::clustersJson() const {
     out += first ? "\n" : ",\n";
     first = false;
     out += "  {\"name\": \"" + proxy::jsonEscape(c.info->config.name) + "\", \"balancer\": \"" +
-           proxy::jsonEscape(c.info->balancer->name()) + "\", \"max_requests_per_host\": " +
-           std::to_string(c.info->config.max_requests_per_host) +
+           proxy::jsonEscape(c.info->balancer->name()) +
+           "\", \"panic\": " + (server_.clusterManager().health().panic(name) ? "true" : "false") +
+           ", \"max_requests_per_host\": " + std::to_string(c.info->config.max_requests_per_host) +
            ", \"max_queue\": " + std::to_string(c.info->config.max_queue) +
            ", \"queue_length\": " + std::to_string(c.queue != nullptr ? c.queue->size() : 0) +
            ", \"hosts\": [";
+    const uint64_t now_ms = upstream::health::HealthManager::nowMs();
     for (size_t i = 0; i < c.hosts->size(); ++i) {
       const upstream::HostEntry& e = c.hosts->at(i);
+      const upstream::HostHealth& h = e.host->health();
+      const uint64_t until = h.ejected_until_ms.load();
+      const bool ejected = h.ejected.load();
       out += i == 0 ? "" : ", ";
       out += "{\"address\": \"" + proxy::jsonEscape(e.host->address()) +
              "\", \"weight\": " + std::to_string(e.weight) +
              ", \"healthy\": " + (e.host->healthy() ? "true" : "false") +
              ", \"active_requests\": " + std::to_string(e.host->active()) +
-             ", \"total_requests\": " + std::to_string(e.host->totalRequests().load()) + "}";
+             ", \"total_requests\": " + std::to_string(e.host->totalRequests().load()) +
+             ", \"health\": \"" + upstream::activeHealthName(h.active.load()) +
+             "\", \"ejected\": " + (ejected ? "true" : "false") + ", \"ejected_for_ms\": " +
+             std::to_string(ejected && until > now_ms ? until - now_ms : 0) +
+             ", \"times_ejected\": " + std::to_string(h.times_ejected.load()) +
+             ", \"effective_weight\": " + std::to_string(c.hosts->effectiveWeight(i)) +
+             ", \"last_check_failure\": \"" + proxy::jsonEscape(h.last_failure) + "\"}";
     }
     out += "]}";
   }

@@ -11,6 +11,7 @@
 #include "core/server/discovery_sink.h"
 #include "core/tls/certificate.h"
 #include "core/tls/tls_io.h"
+#include "core/upstream/health/state.h"
 
 namespace sluice::server {
 namespace {
@@ -123,7 +124,8 @@ std::string clusterSettingsKey(const config::Cluster& c) {
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
          std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
          std::to_string(c.max_requests_per_host) + "," + std::to_string(c.max_queue) + "," +
-         std::to_string(c.queue_timeout_ms) + "|" + tlsKey(c.tls);
+         std::to_string(c.queue_timeout_ms) + "|" + tlsKey(c.tls) + "|" +
+         upstream::health::settingsKey(c);
 }
 
 template <typename T>

@@ -9,6 +9,16 @@
 
 namespace sluice::server {
 
+ClusterManager::ClusterManager(PostAll post_all, event_base* base)
+    : post_all_(std::move(post_all)),
+      health_(std::make_unique<upstream::health::HealthManager>(
+          base, [this](const std::string& name) { refresh(name); })) {}
+
+void ClusterManager::refresh(const std::string& name) {
+  auto it = clusters_.find(name);
+  if (it != clusters_.end()) publish(name, it->second);
+}
+
 void ClusterManager::addInitial(std::shared_ptr<const upstream::ClusterInfo> info,
                                 std::shared_ptr<const upstream::HostSet> hosts) {
   std::string name = info->config.name;
@@ -78,7 +88,8 @@ std::shared_ptr<const upstream::HostSet> ClusterManager::buildHostSet(
   return std::make_shared<upstream::HostSet>(next_version_++, std::move(entries));
 }
 
-void ClusterManager::publish(Entry& entry) {
+void ClusterManager::publish(const std::string& name, Entry& entry) {
+  entry.hosts = health_->prepare(name, entry.info->config, *entry.hosts, next_version_++);
   if (entry.queue == nullptr) {
     entry.queue = std::make_shared<upstream::WaitQueue>(entry.info->config.name);
   }
@@ -101,6 +112,7 @@ void ClusterManager::remove(const std::string& name) {
   auto it = clusters_.find(name);
   if (it != clusters_.end() && it->second.queue != nullptr) it->second.queue->close();
   clusters_.erase(name);
+  health_->removeCluster(name);
   post_all_([name](proxy::WorkerRuntime& rt) { rt.removeCluster(name); });
   SLUICE_LOG(kInfo, "cluster '", name, "' removed");
 }
@@ -111,7 +123,7 @@ bool ClusterManager::setEndpoints(const std::string& cluster,
   auto it = clusters_.find(cluster);
   if (it == clusters_.end()) return false;
   it->second.hosts = buildHostSet(&it->second, endpoints, cluster, errors);
-  publish(it->second);
+  publish(it->first, it->second);
   SLUICE_LOG(kInfo, "cluster '", cluster, "': ", it->second.hosts->size(), " endpoints");
   return true;
 }
@@ -143,16 +155,16 @@ void ClusterManager::applySnapshot(size_t source, const ClusterTemplate& tmpl,
       if (!named) continue;
       Entry entry{fromTemplate(tmpl, name), nullptr};
       entry.hosts = buildHostSet(nullptr, endpoints, name, errors);
-      SLUICE_LOG(kInfo, "cluster '", name, "' discovered with ", entry.hosts->size(),
-                 " endpoints");
+      SLUICE_LOG(kInfo, "cluster '", name, "' discovered with ", entry.hosts->size(), " endpoints");
       it = clusters_.emplace(name, std::move(entry)).first;
-      publish(it->second);
+      publish(it->first, it->second);
       continue;
     }
     if (!named) {
       auto y = yaml_.find(name);
       if (y != yaml_.end()) {
-        SLUICE_LOG(kWarn, "cluster '", name, "' vanished from discovery; back to its YAML endpoints");
+        SLUICE_LOG(kWarn, "cluster '", name,
+                   "' vanished from discovery; back to its YAML endpoints");
         endpoints = y->second;
       } else {
         SLUICE_LOG(kWarn, "cluster '", name, "' vanished from discovery; it now has no endpoints");
@@ -187,12 +199,12 @@ void ClusterManager::reconcile(const std::vector<ClusterSpec>& yaml,
     if (it == clusters_.end()) {
       Entry entry{spec.info, buildHostSet(nullptr, endpoints, name, errors)};
       it = clusters_.emplace(name, std::move(entry)).first;
-      publish(it->second);
+      publish(it->first, it->second);
       continue;
     }
     it->second.info = spec.info;
     it->second.hosts = buildHostSet(&it->second, endpoints, name, errors);
-    publish(it->second);
+    publish(it->first, it->second);
   }
   // Discovered clusters whose source template changed take the new settings and balancer.
   for (const auto& [source, clusters] : by_source_) {
@@ -204,7 +216,7 @@ void ClusterManager::reconcile(const std::vector<ClusterSpec>& yaml,
       auto c = clusters_.find(name);
       if (c == clusters_.end() || next_yaml.count(name) != 0) continue;
       c->second.info = fromTemplate(tmpl, name);
-      publish(c->second);
+      publish(c->first, c->second);
     }
   }
   // Clusters neither the YAML nor any source names any more are removed.

@@ -13,6 +13,7 @@
 
 #include "core/proxy/runtime.h"
 #include "core/upstream/cluster.h"
+#include "core/upstream/health/manager.h"
 #include "core/upstream/host.h"
 
 namespace sluice::server {
@@ -48,7 +49,9 @@ class ClusterManager {
   // Runs `fn` on every worker (on its thread) with its runtime.
   using PostAll = std::function<void(std::function<void(proxy::WorkerRuntime&)>)>;
 
-  explicit ClusterManager(PostAll post_all) : post_all_(std::move(post_all)) {}
+  // `base`: the main thread's event_base, for health checking and outlier ejection timers
+  // (null: no probes, no un-ejection; unit tests).
+  explicit ClusterManager(PostAll post_all, event_base* base = nullptr);
 
   // A cluster from the config, before workers start (no post).
   void addInitial(std::shared_ptr<const upstream::ClusterInfo> info,
@@ -73,8 +76,8 @@ class ClusterManager {
   // kept by address); YAML clusters that are gone are removed unless a discovery source still
   // names them; discovered clusters take their source's new template when it changed
   // (`templates[i]` for source i); a source that is gone has its clusters removed.
-  void reconcile(const std::vector<ClusterSpec>& yaml, const std::vector<ClusterTemplate>& templates,
-                 std::vector<std::string>* errors);
+  void reconcile(const std::vector<ClusterSpec>& yaml,
+                 const std::vector<ClusterTemplate>& templates, std::vector<std::string>* errors);
 
   struct Entry {
     std::shared_ptr<const upstream::ClusterInfo> info;
@@ -84,17 +87,23 @@ class ClusterManager {
     std::shared_ptr<upstream::WaitQueue> queue;
   };
   const std::map<std::string, Entry>& clusters() const { return clusters_; }
+  // Health state of every cluster (panic mode; per host state is in upstream::Host::health()).
+  const upstream::health::HealthManager& health() const { return *health_; }
 
  private:
   std::shared_ptr<const upstream::HostSet> buildHostSet(const Entry* current,
                                                         const std::vector<EndpointSpec>& endpoints,
                                                         const std::string& cluster,
                                                         std::vector<std::string>* errors);
-  // Posts the entry to every worker (making its queue on first use); then, when the hosts have
-  // room for requests that wait, hands them their turns.
-  void publish(Entry& entry);
+  // Applies health (panic, slow-start weights) to entry.hosts and posts it to every worker
+  // (making the cluster's wait queue on first use); then, when the hosts have room for
+  // requests that wait, hands them their turns.
+  void publish(const std::string& name, Entry& entry);
+  // Publishes `name` again with its current endpoints (a health state changed).
+  void refresh(const std::string& name);
 
   PostAll post_all_;
+  std::unique_ptr<upstream::health::HealthManager> health_;
   std::map<std::string, Entry> clusters_;
   std::shared_ptr<const upstream::ClusterInfo> fromTemplate(const ClusterTemplate& tmpl,
                                                             const std::string& name) const;

@@ -118,7 +118,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   signal(SIGPIPE, SIG_IGN);
 
   clusters_ = std::make_unique<ClusterManager>(
-      [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); });
+      [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); }, base_);
   runtimes_.resize(n);
   // Every thread of ours writes its metrics into its own store (no contention, no RMW).
   stats::Registry& registry = stats::defaultRegistry();
@@ -211,20 +211,31 @@ void Server::onSignal(evutil_socket_t sig, short, void* arg) {
     accesslog::Registry::global().requestReopen();
     return;
   }
-  self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT");
+  self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT", true);
 }
 
 void Server::onAccessLogTimer(evutil_socket_t, short, void*) {
   accesslog::Registry::global().reportDrops();
 }
 
-void Server::beginDrain(const char* why) {
+void Server::beginDrain(const char* why, bool exit) {
   if (draining_) {
+    if (!exit) return;  // POST /drain again: the drain goes on as it is
+    if (!exit_when_drained_) {
+      // A signal after POST /drain: exit once drained, which may be now.
+      exit_when_drained_ = true;
+      const bool done = drained_workers_ == workers_.size();
+      SLUICE_LOG(kInfo, why,
+                 " during a drain: ", done ? "drained already, exiting" : "exiting once drained");
+      if (done) event_base_loopbreak(base_);
+      return;
+    }
     SLUICE_LOG(kWarn, why, " again: stopping now");
     event_base_loopbreak(base_);
     return;
   }
   draining_ = true;
+  exit_when_drained_ = exit;
   const uint32_t ms = built_.config->drain_timeout_ms;
   SLUICE_LOG(kInfo, why, ": draining (up to ", ms, " ms): no new connections, in-flight ",
              "requests finish");
@@ -243,15 +254,25 @@ void Server::beginDrain(const char* why) {
 
 void Server::workerDrained() {
   if (++drained_workers_ == workers_.size()) {
-    SLUICE_LOG(kInfo, drain_expired_ ? "drained: the remaining connections were closed"
-                                     : "drained: every in-flight request finished");
-    event_base_loopbreak(base_);
+    SLUICE_LOG(kInfo,
+               drain_expired_ ? "drained: the remaining connections were closed"
+                              : "drained: every in-flight request finished",
+               exit_when_drained_ ? "" : "; staying up (POST /drain) until SIGTERM");
+    if (exit_when_drained_) {
+      event_base_loopbreak(base_);
+    } else if (drain_timer_ != nullptr) {
+      evtimer_del(drain_timer_);
+    }
   }
 }
 
 void Server::onDrainTimeout(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Server*>(arg);
   if (self->drain_expired_) {
+    if (!self->exit_when_drained_) {
+      SLUICE_LOG(kWarn, "drain timeout: workers did not close their connections in time");
+      return;
+    }
     SLUICE_LOG(kWarn, "drain timeout: workers did not close their connections in time; exiting");
     event_base_loopbreak(self->base_);
     return;

@@ -56,8 +56,12 @@ class Server {
   // `trigger` names the cause in logs ("SIGHUP", "admin", "file watch").
   ReloadResult reload(const std::string& trigger, bool dry_run);
 
-  // Graceful drain (as SIGTERM); a second call stops at once.
-  void drain(const char* why) { beginDrain(why); }
+  // Graceful drain without exiting (admin POST /drain): listeners close, idle keep-alive
+  // connections close, in-flight requests finish (responses carry Connection: close) up to
+  // drain_timeout_ms, /ready answers 503; the process then stays up, serving only the admin
+  // endpoint, until SIGTERM/SIGINT (which exits at once when the drain has ended). `why` names
+  // the trigger in logs. A second call does nothing.
+  void drain(const char* why) { beginDrain(why, false); }
 
   // For the admin endpoint.
   const plugin::Loader& loader() const { return *loader_; }
@@ -87,7 +91,8 @@ class Server {
   static void onSignal(evutil_socket_t sig, short, void* arg);
   static void onDrainTimeout(evutil_socket_t, short, void* arg);
   static void onAccessLogTimer(evutil_socket_t, short, void* arg);
-  void beginDrain(const char* why);
+  // Starts the drain (or, during one, makes it end the process: `exit` from a signal).
+  void beginDrain(const char* why, bool exit);
   void workerDrained();
   void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
   void applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
@@ -113,12 +118,13 @@ class Server {
   std::unique_ptr<ClusterManager> clusters_;
   std::unique_ptr<FileWatch> watch_;       // watch_config
   std::unique_ptr<FileWatch> cert_watch_;  // TLS files (tls_watch.cc)
-  std::string tls_fingerprint_;  // of the running config's TLS settings and files
+  std::string tls_fingerprint_;            // of the running config's TLS settings and files
   // One per discovery entry (index = its position in built_.discovery); null when not running.
   std::vector<std::unique_ptr<DiscoverySinkImpl>> sinks_;
   std::map<std::string, std::string> listener_address_;  // name → address it is bound to
   bool draining_ = false;
-  bool drain_expired_ = false;  // drain_timeout_ms passed: the workers were told to close all
+  bool exit_when_drained_ = false;  // a signal (not POST /drain) asked for the drain
+  bool drain_expired_ = false;      // drain_timeout_ms passed: the workers were told to close all
   size_t drained_workers_ = 0;
   uint64_t started_at_ = 0;
   uint64_t version_ = 1;

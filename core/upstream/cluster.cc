@@ -1,6 +1,7 @@
 #include "core/upstream/cluster.h"
 
 #include "core/common/log.h"
+#include "core/upstream/health/manager.h"
 
 namespace sluice::upstream {
 namespace {
@@ -38,8 +39,8 @@ WorkerCluster::WorkerCluster(std::shared_ptr<const ClusterInfo> info,
     : info_(std::move(info)), hosts_(std::move(hosts)) {
   if (info_->tls != nullptr) tls_sessions_ = std::make_shared<tls::SessionCache>();
   const auto& hooks = info_->balancer->hooks();
-  instance_ = hooks.instance_create(info_->balancer->config(), info_->config.name.c_str(),
-                                    worker.index());
+  instance_ =
+      hooks.instance_create(info_->balancer->config(), info_->config.name.c_str(), worker.index());
   if (instance_ == nullptr) {
     info_->balancer->hookFailed(plugin::Hook::kInstanceCreate);
     SLUICE_LOG(kError, "cluster ", info_->config.name, ": balancer '", info_->balancer->name(),
@@ -69,6 +70,12 @@ int64_t WorkerCluster::pick(const sluice_pick_context& ctx) {
 }
 
 void WorkerCluster::onResult(uint32_t index, sluice_outcome outcome, uint64_t latency_us) {
+  const config::OutlierDetection& od = info_->config.outlier_detection;
+  if (od.enabled && index < hosts_->size()) {
+    const std::shared_ptr<Host>& host = hosts_->at(index).host;
+    health::Ejection e = health::recordOutcome(host->health(), outcome, od);
+    if (e != health::Ejection::kNone) health::HealthManager::reportOutlier(name(), host, e);
+  }
   const auto& hooks = info_->balancer->hooks();
   if (instance_ != nullptr && hooks.on_result != nullptr) {
     hooks.on_result(instance_, index, outcome, latency_us);

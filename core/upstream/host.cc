@@ -13,17 +13,22 @@ sluice_str cstr(const std::string& s) { return sluice_str{s.data(), s.size()}; }
 }  // namespace
 
 Host::Host(const std::string& cluster, std::string address, const sockaddr* addr, socklen_t len)
-    : address_(std::move(address)), addr_len_(len), stats_(cluster, address_) {
+    : address_(std::move(address)),
+      addr_len_(len),
+      stats_(cluster, address_),
+      health_(cluster, address_) {
   memcpy(&addr_, addr, len);
 }
 
-HostSet::HostSet(uint64_t version, std::vector<HostEntry> entries)
-    : version_(version), entries_(std::move(entries)) {
+HostSet::HostSet(uint64_t version, std::vector<HostEntry> entries, bool panic,
+                 const std::vector<uint32_t>& effective_weights)
+    : version_(version), panic_(panic), entries_(std::move(entries)) {
   size_t meta = 0;
   for (const auto& e : entries_) meta += e.metadata.size() * 2;
   c_metadata_.reserve(meta);
   c_entries_.reserve(entries_.size());
-  for (const auto& e : entries_) {
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const HostEntry& e = entries_[i];
     const sluice_str* first = c_metadata_.data() + c_metadata_.size();
     for (const auto& [k, v] : e.metadata) {
       c_metadata_.push_back(cstr(k));
@@ -31,8 +36,9 @@ HostSet::HostSet(uint64_t version, std::vector<HostEntry> entries)
     }
     sluice_host_entry c{};
     c.address = cstr(e.host->address());
-    c.weight = e.weight == 0 ? 1 : e.weight;
-    c.healthy = e.host->healthy() ? 1 : 0;
+    c.weight = i < effective_weights.size() ? effective_weights[i] : e.weight;
+    if (c.weight == 0) c.weight = 1;
+    c.healthy = panic || e.host->healthy() ? 1 : 0;
     c.zone = cstr(e.zone);
     c.metadata = e.metadata.empty() ? nullptr : first;
     c.metadata_count = e.metadata.size();

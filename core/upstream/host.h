@@ -19,6 +19,7 @@
 
 #include "core/api/balancer.h"
 #include "core/stats/families.h"
+#include "core/upstream/host_health.h"
 
 namespace sluice::upstream {
 
@@ -36,9 +37,10 @@ class Host {
   std::atomic<uint32_t>& activeRequests() { return active_requests_; }
   uint32_t active() const { return active_requests_.load(std::memory_order_relaxed); }
   std::atomic<uint64_t>& totalRequests() { return total_requests_; }
-  // 1 = may take traffic. Health checking and outlier detection (later) flip it.
-  bool healthy() const { return healthy_.load(std::memory_order_relaxed); }
-  void setHealthy(bool h) { healthy_.store(h, std::memory_order_relaxed); }
+  // May take traffic: not failed by health checks and not ejected (host_health.h).
+  bool healthy() const { return health_.usable(); }
+  HostHealth& health() { return health_; }
+  const HostHealth& health() const { return health_; }
   // Metric series of this host; any thread.
   const stats::HostStats& stats() const { return stats_; }
 
@@ -48,8 +50,8 @@ class Host {
   socklen_t addr_len_ = 0;
   std::atomic<uint32_t> active_requests_{0};
   std::atomic<uint64_t> total_requests_{0};
-  std::atomic<bool> healthy_{true};
   stats::HostStats stats_;
+  HostHealth health_;
 };
 
 struct HostEntry {
@@ -62,7 +64,11 @@ struct HostEntry {
 // Immutable once built; shared by all workers.
 class HostSet {
  public:
-  HostSet(uint64_t version, std::vector<HostEntry> entries);
+  // The C view's healthy flags are the hosts' healthy() as of now, or all 1 when `panic` (the
+  // cluster's healthy share is below its panic threshold: balance over every host). Weights
+  // are `effective_weights[i]` when given (slow start), else each entry's weight.
+  HostSet(uint64_t version, std::vector<HostEntry> entries, bool panic = false,
+          const std::vector<uint32_t>& effective_weights = {});
   HostSet(const HostSet&) = delete;
   HostSet& operator=(const HostSet&) = delete;
 
@@ -72,9 +78,13 @@ class HostSet {
   const std::vector<HostEntry>& entries() const { return entries_; }
   // The C view handed to balancer plugins (healthy flags as of construction).
   const sluice_host_set* cView() const { return &c_set_; }
+  bool panic() const { return panic_; }
+  // The weight balancers see for host i.
+  uint32_t effectiveWeight(size_t i) const { return c_entries_[i].weight; }
 
  private:
   uint64_t version_;
+  bool panic_;
   std::vector<HostEntry> entries_;
   std::vector<sluice_str> c_metadata_;
   std::vector<sluice_host_entry> c_entries_;

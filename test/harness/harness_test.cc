@@ -1,4 +1,5 @@
 // Tests of the harness itself, against the real echo backend.
+#include <gtest/gtest-spi.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -51,6 +52,25 @@ TEST(HarnessTest, ProcessExitCodesOutputAndSignals) {
   Process missing({"/nonexistent/binary"});
   EXPECT_EQ(missing.waitExit(5000), 127);
   EXPECT_TRUE(missing.waitForOutput("exec failed", 0));
+}
+
+// A child's sanitizer report fails the test that ran it (sanitizer builds set halt_on_error, but
+// a report at exit, or from a child the test never checks, would go unseen).
+TEST(HarnessTest, SanitizerReportInAChildFailsTheTest) {
+  EXPECT_NONFATAL_FAILURE(
+      {
+        Process p({"/bin/sh", "-c", "echo '==1==WARNING: ThreadSanitizer: data race (pid=1)'"});
+        p.waitExit(5000);
+      },
+      "WARNING: ThreadSanitizer: data race");
+  EXPECT_NONFATAL_FAILURE(
+      {
+        Process p({"/bin/sh", "-c", "echo 'a.cc:3:5: runtime error: signed integer overflow'"});
+        p.waitExit(5000);
+      },
+      "runtime error: signed integer overflow");
+  Process clean({"/bin/sh", "-c", "echo all fine"});
+  EXPECT_EQ(clean.waitExit(5000), 0);
 }
 
 TEST(HarnessTest, ProcessDestructorKillsTheGroup) {

@@ -96,8 +96,40 @@ Process::Process(std::vector<std::string> argv, std::map<std::string, std::strin
   if (null_fd >= 0) ::close(null_fd);
 }
 
+namespace {
+
+// The first line of a sanitizer report in `log` (a child built with --config=asan or tsan), or
+// "". A child's report would otherwise be lost: tests rarely check a child's exit code, and one
+// killed by the harness never reports its exit status.
+std::string sanitizerReport(const std::string& log) {
+  static const char* const kMarkers[] = {
+      "WARNING: ThreadSanitizer:", "ERROR: AddressSanitizer:",
+      "ERROR: LeakSanitizer:",     "SUMMARY: UndefinedBehaviorSanitizer:",
+      ": runtime error: ",
+  };
+  for (const char* m : kMarkers) {
+    size_t at = log.find(m);
+    if (at == std::string::npos) continue;
+    size_t begin = log.rfind('\n', at);
+    begin = begin == std::string::npos ? 0 : begin + 1;
+    return log.substr(begin, log.find('\n', at) - begin);
+  }
+  return "";
+}
+
+}  // namespace
+
 Process::~Process() {
   kill();
+  std::string report = sanitizerReport(output());
+  if (!report.empty()) {
+    ADD_FAILURE() << name_ << " (pid " << pid_ << ") reported: " << report << "\n"
+                  << "full report in " << log_path_;
+    std::string text = output();
+    size_t at = text.find(report);
+    std::fprintf(stderr, "---- %s sanitizer report:\n%s\n---- end of report\n", name_.c_str(),
+                 text.substr(at, 12000).c_str());
+  }
   if (::testing::Test::HasFailure()) {
     std::fprintf(stderr, "---- %s (pid %d, exit %d) log %s, last lines:\n%s---- end of %s\n",
                  name_.c_str(), static_cast<int>(pid_), exit_code_, log_path_.c_str(),

@@ -14,7 +14,9 @@ namespace sluice::test {
 // and stderr appended to one log file under testTmpDir(). The child gets SIGKILL if the thread
 // that started it dies (PR_SET_PDEATHSIG), and the destructor SIGKILLs its whole process group
 // and reaps it, so a failing or crashing test leaves nothing running. When the current test has
-// failed, the destructor prints the tail of the log to stderr.
+// failed, the destructor prints the tail of the log to stderr. A sanitizer report in the log
+// (ASan, LSan, UBSan, TSan: a child built with --config=asan or tsan) fails the current test
+// from the destructor, with the report on stderr.
 // Not thread-safe; use one Process from one thread (the one that created it).
 class Process {
  public:

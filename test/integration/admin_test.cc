@@ -1,6 +1,7 @@
 // The admin listener's operator endpoints on a running sluice: /healthz, /plugins, POST /drain,
 // and the bearer token from admin.token_file that every POST needs (GETs stay open).
 #include <gtest/gtest.h>
+#include <signal.h>
 
 #include <string>
 
@@ -112,15 +113,31 @@ TEST_F(AdminTest, PluginsListsLoadedPluginsWithAbiFileAndHash) {
   }
 }
 
-TEST_F(AdminTest, PostDrainDrainsAndExitsLikeSigterm) {
+// POST /drain drains as SIGTERM does but keeps the process (and its admin endpoint) up, so a
+// load balancer in front sees /ready 503 and the operator decides when to stop it.
+TEST_F(AdminTest, PostDrainDrainsWithoutExitingUntilSigterm) {
   EXPECT_EQ(httpGet(admin(), "/drain").status, 405);  // GET does not drain
   ASSERT_EQ(httpGet(gateway_->port(), "/gateway/echo/x").status, 200);
   Response r =
       httpRequest(admin(), "POST", "/drain", {{"Authorization", std::string("Bearer ") + kToken}});
   EXPECT_EQ(r.status, 202);
   EXPECT_NE(r.body.find("\"draining\": true"), std::string::npos) << r.body;
+  EXPECT_TRUE(gateway_->process().waitForOutput("POST /drain: draining", 5000));
+  EXPECT_TRUE(gateway_->process().waitForOutput("staying up (POST /drain)", 5000))
+      << gateway_->process().outputTail();
+  // Still running, answering the admin endpoint; the listener refuses connections.
+  EXPECT_TRUE(gateway_->process().running());
+  EXPECT_EQ(httpGet(admin(), "/ready").status, 503);
+  EXPECT_EQ(httpGet(admin(), "/healthz").status, 200);
+  EXPECT_FALSE(RawConnection(gateway_->port(), 1000).connected());
+  Response again =
+      httpRequest(admin(), "POST", "/drain", {{"Authorization", std::string("Bearer ") + kToken}});
+  EXPECT_EQ(again.status, 200);
+  EXPECT_NE(again.body.find("\"already\": true"), std::string::npos) << again.body;
+  // SIGTERM then exits at once with 0: there is nothing left to drain.
+  ASSERT_TRUE(gateway_->process().signal(SIGTERM));
   EXPECT_EQ(gateway_->process().waitExit(10000), 0) << gateway_->process().outputTail();
-  EXPECT_TRUE(gateway_->process().waitForOutput("POST /drain: draining", 1000));
+  EXPECT_TRUE(gateway_->process().waitForOutput("drained already, exiting", 0));
 }
 
 // A token file that is missing or empty is a config error naming file:line:col.

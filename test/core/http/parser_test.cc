@@ -88,15 +88,17 @@ TEST(ParserTest, ContentLengthBodyAndChunkedBodyAreDecoded) {
 }
 
 TEST(ParserTest, SmugglingShapesAreRefused) {
-  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked"
-                 "\r\n\r\n0\r\n\r\n",
-                 400);
+  expectRejected(
+      "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nTransfer-Encoding: chunked"
+      "\r\n\r\n0\r\n\r\n",
+      400);
   expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip, chunked\r\n\r\n", 400);
   expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked, gzip\r\n\r\n", 400);
   expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: xchunked\r\n\r\n", 400);
-  expectRejected("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
-                 "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
-                 400);
+  expectRejected(
+      "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+      "Transfer-Encoding: chunked\r\n\r\n0\r\n\r\n",
+      400);
   expectRejected("POST / HTTP/1.0\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n", 400);
   expectRejected("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nContent-Length: 3\r\n\r\nabc",
                  400);
@@ -108,15 +110,15 @@ TEST(ParserTest, SmugglingShapesAreRefused) {
 }
 
 TEST(ParserTest, LineAndFieldSyntaxErrorsAreRefused) {
-  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400);      // obs-fold
-  expectRejected("GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400);                 // space before colon
-  expectRejected("GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", 400);           // empty name
-  expectRejected("GET / HTTP/1.1\nHost: x\n\n", 400);                        // bare LF
-  expectRejected("GET / HTTP/1.1\r\nHost: x\rX: y\r\n\r\n", 400);            // bare CR
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", 400);  // obs-fold
+  expectRejected("GET / HTTP/1.1\r\nHost : x\r\n\r\n", 400);               // space before colon
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\n: v\r\n\r\n", 400);         // empty name
+  expectRejected("GET / HTTP/1.1\nHost: x\n\n", 400);                      // bare LF
+  expectRejected("GET / HTTP/1.1\r\nHost: x\rX: y\r\n\r\n", 400);          // bare CR
   expectRejected(std::string("GET / HTTP/1.1\r\nHost: x\r\nX: a\0b\r\n\r\n", 35), 400);  // NUL
-  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\x01 b\r\n\r\n", 400);    // CTL in value
-  expectRejected("GET / HTTP/1.1\r\n\r\n", 400);                             // no Host in 1.1
-  expectRejected("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400);       // two Hosts
+  expectRejected("GET / HTTP/1.1\r\nHost: x\r\nX: a\x01 b\r\n\r\n", 400);  // CTL in value
+  expectRejected("GET / HTTP/1.1\r\n\r\n", 400);                           // no Host in 1.1
+  expectRejected("GET / HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n", 400);     // two Hosts
   expectRejected("GET / HTTP/2.0\r\nHost: x\r\n\r\n", 505);
   expectRejected("GET /a b HTTP/1.1\r\nHost: x\r\n\r\n", 400);
 }
@@ -160,7 +162,7 @@ TEST(ParserTest, ByteByByteParsingGivesTheSameVerdicts) {
 TEST(ParserTest, BadChunksAreRefused) {
   const std::string head = "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
   expectRejected(head + "zz\r\n", 400);
-  expectRejected(head + "fffffffffffffffff1\r\n", 400);  // overflow
+  expectRejected(head + "fffffffffffffffff1\r\n", 400);    // overflow
   expectRejected(head + "3\r\nabcdef\r\n0\r\n\r\n", 400);  // data longer than declared
   expectRejected(head + "3\nabc\n0\n\n", 400);             // bare LF in chunk framing
   expectRejected(head + "3 \r\nabc\r\n0\r\n\r\n", 400);
@@ -172,17 +174,20 @@ TEST(ParserTest, LimitsGiveTheirStatus) {
   l.max_header_bytes = 64;
   l.max_header_count = 3;
   l.max_body_bytes = 4;
-  Outcome o = parseRequest("GET /" + std::string(40, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", nullptr, l);
+  Outcome o =
+      parseRequest("GET /" + std::string(40, 'a') + " HTTP/1.1\r\nHost: x\r\n\r\n", nullptr, l);
   EXPECT_EQ(o.status, 414u);
-  o = parseRequest("GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(100, 'v') + "\r\n\r\n", nullptr, l);
+  o = parseRequest("GET / HTTP/1.1\r\nHost: x\r\nX: " + std::string(100, 'v') + "\r\n\r\n", nullptr,
+                   l);
   EXPECT_EQ(o.status, 431u);
   o = parseRequest("GET / HTTP/1.1\r\nHost: x\r\nA: 1\r\nB: 2\r\nC: 3\r\n\r\n", nullptr, l);
   EXPECT_EQ(o.status, 431u);
   o = parseRequest("POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello", nullptr, l);
   EXPECT_EQ(o.status, 413u);
-  o = parseRequest("POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
-                   "0\r\n\r\n",
-                   nullptr, l);
+  o = parseRequest(
+      "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n"
+      "0\r\n\r\n",
+      nullptr, l);
   EXPECT_EQ(o.status, 413u);
 }
 
@@ -215,9 +220,82 @@ TEST(ParserTest, Http10KeepAliveOnlyWhenAsked) {
   EXPECT_FALSE(c.heads[0].keep_alive);
 }
 
+// RFC 9112 §9.3: "close" wins over "keep-alive" wherever it appears. llhttp's HTTP/1.0 rule only
+// looks for the keep-alive token (the codec_response_fuzz finding "keep-alive despite
+// Connection: close"); an upstream connection its server is closing must never be pooled, and a
+// client that said close must get Connection: close and a closed connection.
+TEST(ParserTest, ConnectionCloseWinsOverKeepAlive) {
+  const std::vector<std::string> closing = {
+      "Connection: keep-alive\r\nConnection: close\r\n",
+      "Connection: close\r\nConnection: keep-alive\r\n",
+      "Connection: keep-alive, close\r\n",
+      "Connection: close, keep-alive\r\n",
+      "Connection: Keep-Alive\r\nConnection: CLOSE\r\n",
+      "Connection: keep-alive,close\r\n",
+      "Connection: keep-alive\r\nX-A: 1\r\nconnection: Close\r\n",
+      "Connection: upgrade, CLoSe\r\n",
+  };
+  for (int minor : {0, 1}) {
+    std::string version = "HTTP/1." + std::to_string(minor);
+    for (const std::string& fields : closing) {
+      Recorder q;
+      ASSERT_EQ(parseRequest("GET / " + version + "\r\nHost: x\r\n" + fields + "\r\n", &q).result,
+                Parser::Result::kOk)
+          << version << " " << fields;
+      ASSERT_EQ(q.heads.size(), 1u);
+      EXPECT_FALSE(q.heads[0].keep_alive) << "request " << version << " " << fields;
+
+      Recorder r;
+      std::string wire = version + " 200 OK\r\n" + fields + "Content-Length: 2\r\n\r\nok";
+      ASSERT_EQ(parseResponse(wire, &r).result, Parser::Result::kOk) << wire;
+      ASSERT_EQ(r.heads.size(), 1u);
+      EXPECT_FALSE(r.heads[0].keep_alive) << "response " << wire;
+      EXPECT_EQ(r.body, "ok");
+    }
+  }
+}
+
+TEST(ParserTest, KeepAliveTokensInAnyCaseAndPosition) {
+  for (const std::string& fields :
+       {"Connection: keep-alive\r\n", "Connection: Keep-Alive\r\n", "Connection: KEEP-ALIVE\r\n",
+        "Connection: x-foo, keep-alive\r\n", "Connection: x-foo\r\nConnection: keep-alive\r\n"}) {
+    Recorder q;
+    parseRequest("GET / HTTP/1.0\r\n" + std::string(fields) + "\r\n", &q);
+    ASSERT_EQ(q.heads.size(), 1u);
+    EXPECT_TRUE(q.heads[0].keep_alive) << fields;
+    Recorder r;
+    parseResponse("HTTP/1.0 200 OK\r\n" + std::string(fields) + "Content-Length: 0\r\n\r\n", &r);
+    ASSERT_EQ(r.heads.size(), 1u);
+    EXPECT_TRUE(r.heads[0].keep_alive) << fields;
+  }
+  // Not the keep-alive token: 1.0 closes; 1.1 persists by default.
+  for (const std::string& fields : {"Connection: keep-alive-ish\r\n", "Keep-Alive: timeout=5\r\n",
+                                    "Proxy-Connection: keep-alive\r\n", "Connection: x-foo\r\n"}) {
+    Recorder q;
+    parseRequest("GET / HTTP/1.0\r\n" + std::string(fields) + "\r\n", &q);
+    ASSERT_EQ(q.heads.size(), 1u);
+    EXPECT_FALSE(q.heads[0].keep_alive) << fields;
+    Recorder r;
+    parseRequest("GET / HTTP/1.1\r\nHost: x\r\n" + std::string(fields) + "\r\n", &r);
+    ASSERT_EQ(r.heads.size(), 1u);
+    EXPECT_TRUE(r.heads[0].keep_alive) << fields;
+  }
+  // "closed" is not "close".
+  Recorder c;
+  parseRequest("GET / HTTP/1.1\r\nHost: x\r\nConnection: closed\r\n\r\n", &c);
+  ASSERT_EQ(c.heads.size(), 1u);
+  EXPECT_TRUE(c.heads[0].keep_alive);
+  // A close-delimited response body ends the connection whatever Connection says.
+  Recorder u;
+  parseResponse("HTTP/1.0 200 OK\r\nConnection: keep-alive\r\n\r\nbody", &u);
+  ASSERT_EQ(u.heads.size(), 1u);
+  EXPECT_FALSE(u.heads[0].keep_alive);
+}
+
 TEST(ParserTest, ResponsesAreAsStrictAsRequests) {
   Recorder r;
-  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", &r).status, 502u);
+  EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nTransfer-Encoding: gzip\r\n\r\nabc", &r).status,
+            502u);
   Recorder a;
   EXPECT_EQ(parseResponse("HTTP/1.1 200 OK\r\nContent-Length: 3\r\nTransfer-Encoding: chunked\r\n"
                           "\r\n0\r\n\r\n",
@@ -240,8 +318,8 @@ TEST(ParserTest, ResponseFramingRules) {
   ASSERT_EQ(parseResponse("HTTP/1.1 204 No Content\r\n\r\n", &n).result, Parser::Result::kOk);
   EXPECT_EQ(n.heads[0].framing, Framing::kNone);
   Recorder i;  // 1xx then final
-  ASSERT_EQ(parseResponse("HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok",
-                          &i)
+  ASSERT_EQ(parseResponse(
+                "HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", &i)
                 .result,
             Parser::Result::kOk);
   ASSERT_EQ(i.heads.size(), 2u);
@@ -251,7 +329,8 @@ TEST(ParserTest, ResponseFramingRules) {
   Recorder h;  // a response to HEAD: the callback says there is no body
   h.head_result = 1;
   Parser p(Parser::Type::kResponse, &h, ParserLimits{});
-  std::string wire = "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
+  std::string wire =
+      "HTTP/1.1 200 OK\r\nContent-Length: 100\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n";
   size_t consumed = 0;
   EXPECT_EQ(p.execute(wire.data(), wire.size(), &consumed), Parser::Result::kOk);
   EXPECT_EQ(h.completed, 2);

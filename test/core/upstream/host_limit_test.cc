@@ -160,8 +160,8 @@ TEST(HostLimit, EveryHostFullMeansWaitNoHealthyHostMeansNone) {
   release(*b);
   EXPECT_EQ(freeSlots(*set, 2), 1u);
 
-  a->setHealthy(false);
-  b->setHealthy(false);
+  a->health().active.store(ActiveHealth::kUnhealthy);
+  b->health().active.store(ActiveHealth::kUnhealthy);
   auto sick = makeSet({a, b});
   SoftBalancer lb2{sick.get(), {}};
   RoomPick none = pickWithRoom(*sick, 2, context({}), std::ref(lb2));

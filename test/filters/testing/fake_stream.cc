@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string_view>
 
+#include "test/filters/testing/filter_harness.h"
+
 namespace sluice::testing {
 namespace {
 
@@ -97,5 +99,9 @@ std::vector<std::string> FakeStream::values(sluice_header_map map, const std::st
 }
 
 const sluice_filter_host_api* FakeStream::api() { return &kApi; }
+
+FakeStream::~FakeStream() {
+  if (harness != nullptr) harness->finish(*this);
+}
 
 }  // namespace sluice::testing

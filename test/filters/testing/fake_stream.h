@@ -15,6 +15,8 @@ namespace sluice::testing {
 
 using Headers = std::vector<std::pair<std::string, std::string>>;
 
+class FilterHarness;
+
 struct LocalReply {
   uint32_t status = 0;
   std::string content_type;
@@ -25,6 +27,11 @@ class FakeStream {
  public:
   FakeStream(std::string method = "GET", std::string path = "/", Headers request = {})
       : method(std::move(method)), path(std::move(path)), request_headers(std::move(request)) {}
+  // A stream still open in a FilterHarness is finished (on_log, stream_destroy) here, while it
+  // is alive; the harness never touches it after this.
+  ~FakeStream();
+  FakeStream(const FakeStream&) = delete;
+  FakeStream& operator=(const FakeStream&) = delete;
 
   std::string method;
   std::string path;
@@ -35,7 +42,8 @@ class FakeStream {
   Headers response_headers;
   std::optional<LocalReply> local_reply;
   int resumed = 0;
-  void* self = nullptr;  // the filter's stream_create handle (FilterHarness)
+  void* self = nullptr;              // the filter's stream_create handle (FilterHarness)
+  FilterHarness* harness = nullptr;  // the harness that has this stream open, if any
 
   // Every value of `name` in `map`, in order.
   std::vector<std::string> values(sluice_header_map map, const std::string& name) const;

@@ -39,9 +39,10 @@ FilterHarness::~FilterHarness() {
 }
 
 void FilterHarness::open(FakeStream& stream) {
-  if (stream.self != nullptr) return;
+  if (stream.harness == this) return;
   stream.self =
       hooks_->stream_create != nullptr ? hooks_->stream_create(worker_, stream.handle()) : worker_;
+  stream.harness = this;
   open_.push_back(&stream);
 }
 
@@ -66,6 +67,7 @@ void FilterHarness::finish(FakeStream& stream) {
     hooks_->stream_destroy(stream.self);
   }
   stream.self = nullptr;
+  stream.harness = nullptr;
 }
 
 }  // namespace sluice::testing

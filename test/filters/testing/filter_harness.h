@@ -31,7 +31,8 @@ class FilterHarness {
   // Hooks for `stream` (stream_create on first use). A NULL hook reads as CONTINUE.
   sluice_filter_status requestHeaders(FakeStream& stream, bool end_stream = true);
   sluice_filter_status responseHeaders(FakeStream& stream, bool end_stream = true);
-  // on_log + stream_destroy (also done for open streams by the destructor).
+  // on_log + stream_destroy. Also done by ~FakeStream for a stream still open, and by this
+  // harness's destructor for streams that outlive it.
   void finish(FakeStream& stream);
 
  private:
