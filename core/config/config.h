@@ -126,6 +126,37 @@ struct OutlierDetection {
   Mark mark;
 };
 
+// Retry conditions (`retry_on`), a bit set.
+enum RetryOn : uint32_t {
+  kRetryOnConnectFailure = 1u << 0,  // refused / unreachable / connect timeout (nothing sent)
+  kRetryOnReset = 1u << 1,           // reset before any response byte
+  kRetryOn502 = 1u << 2,
+  kRetryOn503 = 1u << 3,
+  kRetryOn504 = 1u << 4,
+  kRetryOnPerTryTimeout = 1u << 5,  // no response head within response_timeout_ms
+};
+
+// `retry_policy:` of a cluster (core/config/parse_retry.cc, docs/configuration.md).
+struct RetryPolicy {
+  uint32_t retries = 1;  // extra attempts (the old top-level `retries` sets this)
+  uint32_t retry_on = kRetryOnConnectFailure | kRetryOnReset;
+  uint32_t backoff_base_ms = 25;  // first backoff interval; doubles per retry, full jitter
+  uint32_t backoff_max_ms = 250;  // cap of the backoff interval
+  uint32_t budget_percent = 20;   // active retries <= this % of the cluster's active requests
+                                  // on their first try
+  uint32_t min_retry_concurrency = 3;  // ... but at least this many concurrent retries
+  uint64_t max_body_bytes = 65536;     // request body kept for a replay; larger: no retry once
+                                       // bytes went upstream
+};
+
+// `circuit_breakers:` of a cluster; 0 = unlimited (the default for each).
+struct CircuitBreakers {
+  uint32_t max_connections = 0;       // upstream connections open (all hosts, all workers)
+  uint32_t max_pending_requests = 0;  // attempts waiting for a new connection to open
+  uint32_t max_requests = 0;          // requests in flight to the cluster
+  uint32_t max_retries = 0;           // retries in flight (in backoff or on the wire)
+};
+
 struct Cluster {
   std::string name;    // [A-Za-z0-9._-]+, unique; empty in Discovery::cluster_defaults
   PluginRef balancer;  // default {name: round_robin} (its mark is then the cluster's)
@@ -135,11 +166,17 @@ struct Cluster {
   uint32_t response_timeout_ms = 15000;  // request sent → response headers received
   uint32_t idle_timeout_ms = 60000;      // idle pooled upstream connection lifetime
   uint32_t max_idle_connections = 64;    // per host per worker
-  uint32_t retries = 1;  // extra attempts on another host after a connect failure (nothing sent)
   // Per-host concurrency and the wait queue (core/upstream/wait_queue.h).
   uint32_t max_requests_per_host = 0;  // in flight per host over all workers; 0 = no limit
   uint32_t max_queue = 1024;           // requests waiting for a host with room; 0 = none (503)
   uint32_t queue_timeout_ms = 1000;    // longest wait in the queue, then 503 + Retry-After
+  RetryPolicy retry_policy;
+  CircuitBreakers circuit_breakers;
+  uint32_t request_timeout_ms = 0;  // request head → upstream response head, retries and
+                                    // backoff included (504); 0 = none; routes may override
+  uint32_t max_response_header_bytes = 65536;  // upstream response header section → 502
+  uint32_t max_response_header_count = 100;
+  std::string deadline_header;  // sends the remaining time budget (ms) upstream; "" = not sent
   TlsClient tls;
   HealthCheck health_check;
   OutlierDetection outlier_detection;
@@ -152,6 +189,8 @@ struct Route {
   std::string prefix;                         // must start with '/'
   std::string cluster;                        // target cluster name
   std::optional<std::string> prefix_rewrite;  // replaces `prefix` in the upstream path
+  std::optional<uint32_t> timeout_ms;         // overrides the cluster's request_timeout_ms
+  std::optional<uint32_t> retry_on;           // overrides the cluster's retry_policy.retry_on
   Mark mark;
 };
 
@@ -186,6 +225,9 @@ struct Listener {
   // lowercase tokens ("websocket"); an Upgrade naming none of them is stripped. Empty: none.
   std::vector<std::string> upgrades = {"websocket"};
   uint32_t tunnel_idle_timeout_ms = 3600000;  // an upgraded tunnel with no bytes either way
+  // A request header carrying the caller's remaining time budget (ms) that this listener
+  // trusts: it can shorten a request's deadline (0 → 504 at once). "" = none trusted.
+  std::string trusted_deadline_header;
   Mark mark;
 };
 
@@ -214,6 +256,10 @@ struct Config {
   std::vector<Cluster> clusters;
   std::vector<Discovery> discovery;
 };
+
+// The resilience settings of `c` as one string (core/config/parse_retry.cc): a reload that
+// changes any of them builds a new ClusterInfo.
+std::string resilienceSettingsKey(const Cluster& c);
 
 // Parses and validates. On success returns the config; on failure returns nullptr and appends
 // one "file:line:col: reason" line per problem to `errors` (all problems found, not just the

@@ -165,7 +165,7 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
   forEachField(field, "listener",
                {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
-                "tunnel_idle_timeout_ms"},
+                "tunnel_idle_timeout_ms", "trusted_deadline_header"},
                ctx, [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
@@ -183,6 +183,8 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    parseUpgrades(f, ctx, &listener.upgrades);
                  } else if (f.key == "tunnel_idle_timeout_ms") {
                    readTimeoutMs(f, ctx, &listener.tunnel_idle_timeout_ms);
+                 } else if (f.key == "trusted_deadline_header") {
+                   readHeaderName(f, ctx, &listener.trusted_deadline_header);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
                      parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());
@@ -198,7 +200,8 @@ void parseRoute(const Field& field, Context& ctx, Config* config, Spans* spans) 
   route.mark = field.mark;
   Mark& prefix_mark = spans->route_prefix.emplace_back(field.mark);
   Mark& cluster_mark = spans->route_cluster.emplace_back(field.mark);
-  forEachField(field, "route", {"prefix", "cluster", "prefix_rewrite"}, ctx, [&](const Field& f) {
+  forEachField(field, "route", {"prefix", "cluster", "prefix_rewrite", "timeout_ms", "retry_on"}, ctx,
+               [&](const Field& f) {
     if (f.key == "prefix") {
       prefix_mark = f.mark;
       if (readString(f, ctx, &route.prefix) && route.prefix.rfind('/', 0) != 0) {
@@ -207,6 +210,13 @@ void parseRoute(const Field& field, Context& ctx, Config* config, Spans* spans) 
     } else if (f.key == "cluster") {
       cluster_mark = f.mark;
       readName(f, ctx, &route.cluster);
+    } else if (f.key == "timeout_ms") {
+      uint32_t ms = 0;
+      if (readUint32(f, 0, UINT32_MAX, ctx, &ms)) route.timeout_ms = ms;
+    } else if (f.key == "retry_on") {
+      uint32_t bits = 0;
+      parseRetryOn(f, ctx, &bits);
+      route.retry_on = bits;
     } else {
       std::string rewrite;
       if (!readString(f, ctx, &rewrite)) return;

@@ -41,6 +41,17 @@ void parsePluginRef(const Field& field, std::string_view what, Context& ctx, Plu
 // checked here (unknown fields are errors); files are opened later, when the config is built.
 void parseAccessLogs(const Field& field, Context& ctx, std::vector<AccessLog>* out);
 
+// Resilience settings (parse_retry.cc): true for the cluster keys parseResilienceSetting reads
+// (retry_policy, circuit_breakers, request_timeout_ms, max_response_header_bytes,
+// max_response_header_count, deadline_header).
+bool isResilienceKey(std::string_view key);
+void parseResilienceSetting(const Field& field, Context& ctx, Cluster* out);
+// Reads a `retry_on` list (connect_failure, reset, 502, 503, 504, 5xx, per_try_timeout) into a
+// config::RetryOn bit set; the list replaces the defaults.
+void parseRetryOn(const Field& field, Context& ctx, uint32_t* out);
+// Reads a header field name (token characters); "" is allowed (= none).
+bool readHeaderName(const Field& field, Context& ctx, std::string* out);
+
 // Reads one `clusters` entry; *name_mark gets the mark of its `name` value.
 void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mark);
 

@@ -18,7 +18,13 @@ const std::vector<std::string_view>& settingKeys() {
                                                      "max_requests_per_host",
                                                      "max_queue",
                                                      "queue_timeout_ms",
-                                                     "tls"};
+                                                     "tls",
+                                                     "retry_policy",
+                                                     "circuit_breakers",
+                                                     "request_timeout_ms",
+                                                     "max_response_header_bytes",
+                                                     "max_response_header_count",
+                                                     "deadline_header"};
   static const std::vector<std::string_view> all = [] {
     std::vector<std::string_view> v = keys;
     v.insert(v.end(), healthSettingKeys().begin(), healthSettingKeys().end());
@@ -115,9 +121,11 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
   } else if (f.key == "max_idle_connections") {
     readUint32(f, 0, 100000, ctx, &out->max_idle_connections);
   } else if (f.key == "retries") {
-    readUint32(f, 0, 10, ctx, &out->retries);
+    readUint32(f, 0, 10, ctx, &out->retry_policy.retries);
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
+  } else if (isResilienceKey(f.key)) {
+    parseResilienceSetting(f, ctx, out);
   } else {
     if (!parseHealthSetting(f, ctx, out)) parseQueueSetting(f, ctx, out);  // parse_health/queue
   }

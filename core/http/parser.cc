@@ -142,6 +142,7 @@ int Parser::onStatus(llhttp_t* p, const char* at, size_t len) {
 bool Parser::addHeaderBytes(size_t len) {
   header_bytes_ += len;
   if (limits_.max_header_bytes != 0 && header_bytes_ > limits_.max_header_bytes) {
+    limit_exceeded_ = true;
     fail(type_ == Type::kRequest ? 431 : 502, "header section larger than max_header_bytes");
     return false;
   }
@@ -154,6 +155,7 @@ int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   auto& fields = s->head_.headers.mutableFields();
   if (s->header_state_ != HeaderState::kField) {
     if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
+      s->limit_exceeded_ = true;
       s->fail(s->type_ == Type::kRequest ? 431 : 502, "more header fields than max_header_count");
       return -1;
     }

@@ -87,6 +87,8 @@ class Parser {
   uint64_t bodyBytes() const { return body_bytes_; }
 
   uint32_t errorStatus() const { return error_status_; }
+  // The error was a header section over max_header_bytes or max_header_count.
+  bool headerLimitExceeded() const { return limit_exceeded_; }
   const std::string& errorReason() const { return error_reason_; }
   MessageHead& head() { return head_; }
 
@@ -112,7 +114,8 @@ class Parser {
   ParserLimits limits_;
   MessageHead head_;
   bool in_message_ = false;
-  bool upgrade_paused_ = false;   // paused by llhttp after an Upgrade/101 message
+  bool limit_exceeded_ = false;
+  bool upgrade_paused_ = false;  // paused by llhttp after an Upgrade/101 message
   bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;

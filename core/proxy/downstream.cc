@@ -151,13 +151,29 @@ void DownstreamConnection::processInput() {
     if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
+      header_start_ms_ = loopTimeMs();
       setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
+    } else if (header_timer_ && stream_ == nullptr && parser_.inMessage() &&
+               loopTimeMs() - header_start_ms_ >= listenerInfo().limits.request_header_timeout_ms) {
+      // The read timeout restarts with every byte; a client trickling its headers is held to
+      // request_header_timeout_ms from its first byte here (no timer per request: checked as
+      // bytes arrive, so a slow client is cut within twice the timeout at worst).
+      stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
+      badRequest(408, "request headers not received within request_header_timeout_ms");
+      return;
     }
   }
 }
 
+uint64_t DownstreamConnection::loopTimeMs() const {
+  timeval tv{};
+  event_base_gettimeofday_cached(runtime_.worker().base(), &tv);  // no syscall
+  return static_cast<uint64_t>(tv.tv_sec) * 1000u + static_cast<uint64_t>(tv.tv_usec) / 1000u;
+}
+
 int DownstreamConnection::onHead(http::MessageHead& head) {
   header_timer_ = false;
+  stalled_output_ = 0;
   // While the body streams, a stalled client is cut after idle_timeout_ms.
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   stream_ = std::make_unique<Stream>(*this, runtime_, slot_->chain);
@@ -376,19 +392,36 @@ void DownstreamConnection::onEvent(void* arg, short what) {
   }
   if ((what & BEV_EVENT_TIMEOUT) != 0 && (what & BEV_EVENT_READING) != 0) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
-      // Waiting for the upstream, not for the client: keep reading (EOF detection).
+      // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
+      // client that has read nothing of its response for a whole idle_timeout_ms is gone.
+      size_t unsent = evbuffer_get_length(self->output());
+      if (unsent > 0 && unsent == self->stalled_output_) {
+        SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
+        self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+        self->stream_->markDownstreamTimeout();
+        self->abort();
+        return;
+      }
+      self->stalled_output_ = unsent;
       return;
     }
     if (self->stream_ == nullptr && self->parser_.inMessage()) {
       // Headers did not arrive in time.
+      self->stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
       self->badRequest(408, "request headers not received within request_header_timeout_ms");
       return;
     }
     if (self->stream_ != nullptr && !self->stream_->requestComplete()) {
-      SLUICE_LOG(kDebug, "client ", self->client_address_, " stalled mid-body; closing");
+      // A declared body that stopped arriving: 408 when no response has started (the stream
+      // cuts the connection otherwise), then close.
+      SLUICE_LOG(kDebug, "client ", self->client_address_, " stalled mid-body");
+      self->stats_->timeouts[stats::ListenerStats::kBodyTimeout].inc();
       self->stream_->markDownstreamTimeout();
+      self->badRequest(408, "request body stalled for idle_timeout_ms");
+      return;
     }
-    self->closeNow();  // idle keep-alive connection, or a stalled body
+    self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+    self->closeNow();  // idle keep-alive connection
     return;
   }
   // A FIN after a complete request is a half-close (`printf 'GET ...' | nc -N`, HTTP/1.0

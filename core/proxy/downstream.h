@@ -85,6 +85,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   void startLingering();
   void closeNow();
   void setReadTimeout(uint32_t ms);
+  uint64_t loopTimeMs() const;  // the loop's cached wall clock, ms
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
 
   int onHead(http::MessageHead& head) override;
@@ -108,6 +109,8 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool parser_paused_ = false;  // a message ended; the next waits for the stream to finish
   bool reading_paused_ = false;
   bool header_timer_ = false;
+  uint64_t header_start_ms_ = 0;
+  size_t stalled_output_ = 0;  // unsent response bytes at the last idle timeout (0: none)  // loopTimeMs() at the first byte of the request head
   uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
   bool draining_ = false;
   bool input_ended_ = false;        // the client sent its FIN (after a complete request)

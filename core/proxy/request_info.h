@@ -26,12 +26,15 @@ enum ResponseFlag : uint32_t {
   kBadRequest = 1u << 8,              // refused by the HTTP codec (400, 413, 414, 431, ...)
   kLocalReply = 1u << 9,              // sluice (or one of its filters) generated the response
   kResponseTruncated = 1u << 10,      // the response had started and was cut off
-  kQueueTimeout = 1u << 11,   // no host had room within queue_timeout_ms (503, never sent)
-  kQueueOverflow = 1u << 12,  // every host full and the wait queue full too (503, never sent)
+  kQueueTimeout = 1u << 11,           // no host had room within queue_timeout_ms (503, never sent)
+  kQueueOverflow = 1u << 12,          // every host full and the wait queue full too (503, never sent)
+  kUpstreamOverflow = 1u << 13,       // a circuit breaker refused the request or a retry (503)
+  kRequestTimeout = 1u << 14,         // request_timeout_ms / the deadline passed (504)
+  kRetryBudgetExhausted = 1u << 15,   // a retry was due but the retry budget was used up
 };
 
 // Every flag, in the order they are logged.
-inline constexpr uint32_t kResponseFlagCount = 13;
+inline constexpr uint32_t kResponseFlagCount = 16;
 
 // The log name of flag number `bit` (0-based, < kResponseFlagCount): "upstream_timeout", ...
 inline std::string_view responseFlagName(uint32_t bit) {
@@ -40,7 +43,8 @@ inline std::string_view responseFlagName(uint32_t bit) {
       "upstream_bad_response", "no_healthy_host",          "no_route",
       "client_reset",          "downstream_timeout",       "bad_request",
       "local_reply",           "response_truncated",       "queue_timeout",
-      "queue_overflow"};
+      "queue_overflow",        "upstream_overflow",        "request_timeout",
+      "retry_budget_exhausted"};
   return bit < kResponseFlagCount ? kNames[bit] : std::string_view();
 }
 

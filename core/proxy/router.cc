@@ -53,6 +53,7 @@ bool route(const config::Config& config, const config::Listener& listener,
   for (const config::Route& r : config.routes) {
     if (!startsWith(rest, r.prefix)) continue;
     out->cluster = r.cluster;
+    out->route = &r;
     if (r.prefix_rewrite.has_value()) {
       out->upstream_path = *r.prefix_rewrite + std::string(rest.substr(r.prefix.size()));
       if (out->upstream_path.empty() || out->upstream_path[0] != '/') {

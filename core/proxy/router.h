@@ -17,6 +17,9 @@ namespace sluice::proxy {
 struct RouteResult {
   std::string cluster;
   std::string upstream_path;  // origin-form path plus query, as sent upstream
+  // The explicit route that matched (null for first-segment routing); points into the config
+  // passed to route(), valid while it is.
+  const config::Route* route = nullptr;
 };
 
 // Returns true and fills `out` when a route applies; false (and a reason in `why`) when none

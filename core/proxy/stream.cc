@@ -72,6 +72,8 @@ Stream::~Stream() {
   leaveQueue();
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
+  releaseResilience();
+  if (replay_ != nullptr) evbuffer_free(replay_);
   callOnLog();
   for (size_t i = 0; i < filters_created_; ++i) {
     const auto& hooks = chain_->hooks(i);
@@ -228,8 +230,8 @@ void Stream::routeAndForward() {
   }
   info_.cluster = cluster_->name();
   upstream_path_ = std::move(route_result.upstream_path);
-  retries_left_ = cluster_->info().config.retries;
   if (!request_.headers.has("host")) request_.headers.add("Host", route_result.cluster);
+  if (!admitRequest(route_result.route)) return;
   forwardUpstream();
 }
 
@@ -266,12 +268,15 @@ void Stream::forwardUpstream() {
   }
   // Any body that arrived while filters ran sits in pending_ already; the head goes first.
   if (evbuffer_get_length(pending_) == 0) {
-    http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
-                           request_.framing, request_.content_length);
+    writeUpstreamHead(pending_);
   } else {
+    if (replay_ != nullptr) {
+      size_t n = evbuffer_get_length(pending_);
+      replay_ok_ = n <= cluster_->info().config.retry_policy.max_body_bytes;
+      if (replay_ok_) evbuffer_add(replay_, evbuffer_pullup(pending_, -1), n);
+    }
     evbuffer* head = evbuffer_new();
-    http::writeRequestHead(head, request_.method, upstream_path_, request_.headers,
-                           request_.framing, request_.content_length);
+    writeUpstreamHead(head);
     evbuffer_prepend_buffer(pending_, head);
     evbuffer_free(head);
   }
@@ -305,8 +310,24 @@ void Stream::onRequestBody(const char* data, size_t len) {
   } else {
     evbuffer_add(sink, data, len);
   }
+  if (replay_ != nullptr && replay_ok_) {
+    // Kept for a resend while it fits (retry_policy.max_body_bytes).
+    if (evbuffer_get_length(replay_) + len > cluster_->info().config.retry_policy.max_body_bytes) {
+      replay_ok_ = false;
+      evbuffer_drain(replay_, evbuffer_get_length(replay_));
+    } else if (request_.framing == http::Framing::kChunked) {
+      http::writeChunk(replay_, data, len);
+    } else {
+      evbuffer_add(replay_, data, len);
+    }
+  }
   if (evbuffer_get_length(sink) > kHighWatermark && !request_paused_) {
     request_paused_ = true;
+    // An upstream that neither reads the body nor answers for response_timeout_ms is stuck:
+    // the read timeout runs while the upload waits on it (kTimeout → 504).
+    if (upstream_ != nullptr && sink == upstream_->output()) {
+      upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
+    }
     conn_.pauseReading();
   }
 }
@@ -324,6 +345,7 @@ void Stream::onRequestComplete() {
   }
   if (request_.framing == http::Framing::kChunked && !response_complete_) {
     http::writeLastChunk(requestSink());
+    if (replay_ != nullptr && replay_ok_) http::writeLastChunk(replay_);
   }
   if (upstream_ != nullptr && upstream_->connected() && sent_upstream_) {
     upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
@@ -334,6 +356,7 @@ void Stream::onRequestComplete() {
 void Stream::finish(bool close) {
   if (finished_) return;
   finished_ = true;
+  releaseResilience();
   const stats::ListenerStats& stats = *chain_->info().stats;
   stats.response(response_.status);
   stats.duration.observeMicros(internal::nowUs() - start_us_);
@@ -380,7 +403,8 @@ void Stream::onDownstreamReset() {
   }
   if (leaveQueue()) queue_->stats().cancelled.inc();  // never sent upstream
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
-  dropUpstream();
+  dropUpstream();  // closes the upstream connection: the backend stops working for nobody
+  releaseResilience();
   callOnLog();
 }
 

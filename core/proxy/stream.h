@@ -87,8 +87,38 @@ class Stream : public event::Deletable,
   // Out of the queue, timer off (idempotent). True when the request was waiting.
   bool leaveQueue();
   void queueReply(std::string_view detail);
-  bool retryable(upstream::UpstreamError error) const;
   bool staleConnection(upstream::UpstreamError error) const;
+  // Resilience (stream_retry.cc): admission, retries with backoff and budget, circuit
+  // breakers, the whole-request timeout and the deadline header.
+  // Routing done: reads the retry policy and timeout (route overrides), applies a trusted
+  // incoming deadline, counts the request in the cluster (max_requests) and arms the request
+  // timer. False when it answered (503 overflow, 504 deadline already passed).
+  bool admitRequest(const config::Route* route);
+  // Before a new upstream connection: the max_connections / max_pending_requests breakers.
+  // False when it answered 503.
+  bool admitConnection();
+  // The retry condition (stats::ClusterStats::RetryReason) an upstream error meets, or -1.
+  int retryReasonFor(upstream::UpstreamError error, bool sent) const;
+  // Takes a retry when retries are left, the budget and max_retries allow it: schedules the
+  // next attempt after a backoff. False (and the flags/counters say why) otherwise.
+  bool tryRetry(int reason);
+  // A 502/503/504 head listed in retry_on for a request that may go again: true when a retry
+  // was taken (the response is to be discarded).
+  bool retryOnStatus(uint32_t status);
+  static void onBackoffTimer(evutil_socket_t, short, void* arg);
+  static void onRequestTimer(evutil_socket_t, short, void* arg);
+  void onRequestTimeout();
+  bool idempotent() const;
+  // The whole request as received so far can be sent again (no body, or all of it in replay_).
+  bool bodyHeld() const {
+    return replay_ok_ && (request_.framing == http::Framing::kNone || replay_ != nullptr);
+  }
+  // Writes the request head (with the deadline header) into `out`.
+  void writeUpstreamHead(evbuffer* out);
+  // Ends all cluster accounting and timers (finish, reset, destruction). Idempotent.
+  void releaseResilience();
+  void releasePending();
+  void releaseRetry();
   // Upgrades (stream_upgrade.cc): what the request offers that the listener allows, and the
   // 101 answer.
   void prepareUpgrade();
@@ -96,8 +126,7 @@ class Stream : public event::Deletable,
   // Response phases.
   void writeResponseHead();
   bool runResponseHeaderFilters();
-  void sendLocalReply(uint32_t status, std::string_view content_type, std::string body,
-                      bool close);
+  void sendLocalReply(uint32_t status, std::string_view content_type, std::string body, bool close);
   void gatewayError(uint32_t status, std::string_view detail);
   void finish(bool close);
   void callOnLog();
@@ -133,7 +162,7 @@ class Stream : public event::Deletable,
   // request (any Upgrade it had is stripped like every hop-by-hop field).
   std::string upgrade_;
   bool switching_ = false;  // the upstream's 101 went downstream; the tunnel starts next
-  uint64_t start_us_ = 0;  // when the request head arrived (monotonic µs)
+  uint64_t start_us_ = 0;   // when the request head arrived (monotonic µs)
 
   // Upstream attempt.
   std::unique_ptr<upstream::UpstreamConnection> upstream_;
@@ -145,6 +174,18 @@ class Stream : public event::Deletable,
   std::vector<uint32_t> tried_;
   uint32_t retries_left_ = 0;
   bool stale_retried_ = false;
+  // Resilience state (stream_retry.cc).
+  uint32_t retry_on_ = 0;            // config::RetryOn bits (route override or the cluster's)
+  uint64_t deadline_us_ = 0;         // monotonic µs after which the request is 504; 0 = none
+  bool counted_request_ = false;     // counted in the cluster's active_requests
+  bool holds_retry_ = false;         // counted in the cluster's active_retries
+  bool pending_counted_ = false;     // counted in the cluster's pending_requests
+  evbuffer* replay_ = nullptr;       // the request body as framed upstream, kept for a resend
+  bool replay_ok_ = true;            // replay_ holds the whole body received so far
+  bool downstream_interim_ = false;  // a 1xx response went to the client
+  uint32_t retry_status_ = 0;        // the 5xx a retry discarded; answered if later tries fail
+  ::event* backoff_timer_ = nullptr;
+  ::event* request_timer_ = nullptr;
   evbuffer* pending_ = nullptr;  // request bytes waiting for a connected upstream
   bool sent_upstream_ = false;   // some request bytes went to an upstream connection
   bool request_paused_ = false;  // downstream reading paused for backpressure
@@ -159,8 +200,8 @@ class Stream : public event::Deletable,
   uint32_t last_upstream_status_ = 0;
   bool response_started_ = false;  // head written downstream
   bool response_complete_ = false;
-  bool rechunk_ = false;            // upstream body re-framed as chunked downstream
-  bool response_paused_ = false;    // upstream reading paused for backpressure
+  bool rechunk_ = false;          // upstream body re-framed as chunked downstream
+  bool response_paused_ = false;  // upstream reading paused for backpressure
   bool close_after_ = false;
   bool sent_continue_ = false;
   uint32_t retry_after_s_ = 0;  // a local reply carries Retry-After (seconds) when > 0

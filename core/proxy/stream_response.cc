@@ -27,6 +27,7 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
       http::stripHopByHop(head.headers);
       http::writeResponseHead(conn_.output(), head.status, head.reason, head.headers,
                               http::Framing::kNone, 0, false, false);
+      downstream_interim_ = true;
     }
     return 0;
   }
@@ -36,6 +37,13 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
   if (attempted) {
     info_.upstream_us = static_cast<int64_t>(latency_us);
     host_->stats().response(head.status, latency_us);
+  }
+  if (retryOnStatus(head.status)) {
+    // Discarded: its connection is closed (never drained into the pool), and the next try
+    // goes to another host after the backoff.
+    retry_status_ = head.status;
+    dropUpstream();  // detached: the parser reads on into nothing
+    return 0;
   }
   // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
   response_.status = head.status;
@@ -49,6 +57,19 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
   if (!runResponseHeaderFilters()) return head_request_ ? 1 : 0;
   writeResponseHead();
   return head_request_ ? 1 : 0;
+}
+
+bool Stream::retryOnStatus(uint32_t status) {
+  uint32_t bit = status == 502   ? config::kRetryOn502
+                 : status == 503 ? config::kRetryOn503
+                 : status == 504 ? config::kRetryOn504
+                                 : 0;
+  if (bit == 0 || (retry_on_ & bit) == 0 || response_started_ || downstream_interim_) return false;
+  if (!idempotent() || !bodyHeld()) return false;
+  const int reason = status == 502   ? stats::ClusterStats::kRetry502
+                     : status == 503 ? stats::ClusterStats::kRetry503
+                                     : stats::ClusterStats::kRetry504;
+  return tryRetry(reason);
 }
 
 bool Stream::runResponseHeaderFilters() {

@@ -83,6 +83,7 @@ void Stream::onUpstreamSwitched() {
     return;
   }
   finished_ = true;  // the HTTP exchange is over; the tunnel logs it when it ends
+  releaseResilience();  // a tunnel holds no request slot of the cluster (max_requests, budget)
   chain_->info().stats->response(101);
   SLUICE_LOG(kDebug, request_.method, " ", original_target_, " from ", conn_.clientAddress(),
              ": switched to ",

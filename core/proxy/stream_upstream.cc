@@ -61,6 +61,7 @@ void Stream::startAttempt() {
   host_->totalRequests().fetch_add(1, std::memory_order_relaxed);
   attempt_active_ = true;
   attempt_start_us_ = nowUs();
+  last_upstream_status_ = 0;
 
   const config::Cluster& cc = cluster_->info().config;
   upstream_ = runtime_.pool().acquire(host_.get());
@@ -68,10 +69,13 @@ void Stream::startAttempt() {
     upstream_->attach(this, head_request_, !upgrade_.empty());
     flushPending();
   } else {
-    upstream_ = upstream::UpstreamConnection::connect(runtime_.worker(), host_,
-                                                      cc.connect_timeout_ms,
-                                                      cluster_->info().tls.get(),
-                                                      cluster_->tlsSessions());
+    if (!admitConnection()) return;  // a circuit breaker answered 503
+    const http::ParserLimits limits = upstream::UpstreamConnection::responseLimits(
+        cc.max_response_header_bytes, cc.max_response_header_count);
+    upstream_ = upstream::UpstreamConnection::connect(
+        runtime_.worker(), host_, cc.connect_timeout_ms, cluster_->info().tls.get(),
+        cluster_->tlsSessions(), &limits);
+    upstream_->countIn(cluster_->sharedState());
     upstream_->attach(this, head_request_, !upgrade_.empty());
   }
 }
@@ -90,12 +94,16 @@ void Stream::flushPending() {
   upstream_->setReadTimeout(request_complete_ ? cluster_->info().config.response_timeout_ms : 0);
 }
 
-void Stream::onUpstreamConnected() { flushPending(); }
+void Stream::onUpstreamConnected() {
+  releasePending();
+  flushPending();
+}
 
 void Stream::onUpstreamWritable() {
   if (request_paused_ && upstream_ != nullptr &&
       evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
     request_paused_ = false;
+    if (!request_complete_) upstream_->setReadTimeout(0);  // the upload moves again
     conn_.resumeReading();
   }
 }
@@ -103,6 +111,8 @@ void Stream::onUpstreamWritable() {
 uint64_t Stream::endAttempt(sluice_outcome outcome) {
   if (!attempt_active_) return 0;
   attempt_active_ = false;
+  releasePending();
+  releaseRetry();  // a retry counts against the budget until its attempt ends
   upstream::release(*host_);
   // The freed slot goes to the oldest request waiting in the cluster's queue, on any worker.
   if (cluster_ != nullptr && cluster_->queue() != nullptr) cluster_->queue()->onSlotFreed();
@@ -123,65 +133,76 @@ bool Stream::staleConnection(upstream::UpstreamError error) const {
          (request_.method == "GET" || request_.method == "HEAD" || request_.method == "OPTIONS");
 }
 
-bool Stream::retryable(upstream::UpstreamError error) const {
-  if (retries_left_ == 0 || response_started_) return false;
-  bool connect_error = error == upstream::UpstreamError::kConnectFailed ||
-                       error == upstream::UpstreamError::kConnectTimeout;
-  return connect_error && !sent_upstream_;  // nothing left for this host
-}
-
 void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& detail) {
   if (finished_) {
     dropUpstream();
     return;
   }
-  bool stale = staleConnection(error);
-  bool retry = stale || retryable(error);
-  SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
-             cluster_->name(), ": ", detail, retry ? " (retrying)" : "");
+  using upstream::UpstreamError;
+  const stats::ClusterStats& cs = *cluster_->info().stats;
+  const bool stale = staleConnection(error);
+  const bool sent = sent_upstream_;
+  const bool before_head = last_upstream_status_ == 0 && !response_started_;
+  if (upstream_ != nullptr && upstream_->headerLimitExceeded()) {
+    cs.response_headers_too_large.inc();
+  }
   endAttempt(outcomeFor(error));
   if (!stale) info_.setFlag(responseFlagFor(error));  // a stale pooled connection is no failure
+  if (error == UpstreamError::kConnectTimeout) {
+    cs.timeouts[stats::ClusterStats::kConnectTimeout].inc();
+  } else if (error == UpstreamError::kTimeout) {
+    cs.timeouts[before_head ? stats::ClusterStats::kPerTryTimeout
+                            : stats::ClusterStats::kResponseBodyTimeout]
+        .inc();
+  }
   if (host_ != nullptr) {
     const stats::HostStats& hs = host_->stats();
-    if (error == upstream::UpstreamError::kConnectFailed ||
-        error == upstream::UpstreamError::kConnectTimeout) {
+    if (error == UpstreamError::kConnectFailed || error == UpstreamError::kConnectTimeout) {
       hs.connect_failures.inc();
-    } else if (error == upstream::UpstreamError::kTimeout) {
+    } else if (error == UpstreamError::kTimeout) {
       hs.timeouts.inc();
     } else {
       hs.resets.inc();
     }
   }
-  bool resend_head = sent_upstream_;
   dropUpstream();
-  if (retry) {
-    if (stale) {
-      stale_retried_ = true;
-      tried_.pop_back();  // the host is fine; only the connection was stale
-    } else {
-      --retries_left_;
-    }
-    cluster_->info().stats->retries.inc();
+  if (stale) {
+    // The host is fine; only the connection was stale: resend at once, no budget.
+    SLUICE_LOG(kDebug, "upstream ", host_->address(), ": ", detail, " (stale; resending)");
+    stale_retried_ = true;
+    tried_.pop_back();
+    cs.retries.inc();
+    cs.retry_reasons[stats::ClusterStats::kRetryStaleConnection].inc();
     ++info_.retries;
-    if (resend_head) {
-      evbuffer_drain(pending_, evbuffer_get_length(pending_));
-      http::writeRequestHead(pending_, request_.method, upstream_path_, request_.headers,
-                             request_.framing, request_.content_length);
-    }
+    evbuffer_drain(pending_, evbuffer_get_length(pending_));
+    writeUpstreamHead(pending_);
     sent_upstream_ = false;
     startAttempt();
     return;
   }
+  int reason = retryReasonFor(error, sent);
+  if (reason >= 0 && tryRetry(reason)) {
+    SLUICE_LOG(kDebug, "upstream ", host_->address(), " in cluster ", cluster_->name(), ": ",
+               detail, " (retrying)");
+    return;
+  }
+  SLUICE_LOG(kDebug, "upstream ", host_ != nullptr ? host_->address() : "?", " in cluster ",
+             cluster_->name(), ": ", detail);
   if (response_started_) {
     // Bytes already went downstream: all we can do is cut the connection.
     info_.setFlag(kResponseTruncated);
     conn_.abort();
     return;
   }
-  bool timeout = error == upstream::UpstreamError::kTimeout ||
-                 error == upstream::UpstreamError::kConnectTimeout;
-  gatewayError(timeout ? 504 : 502, "upstream " + host_->address() + " in cluster '" +
-                                        cluster_->name() + "': " + detail);
+  bool timeout = error == UpstreamError::kTimeout || error == UpstreamError::kConnectTimeout;
+  uint32_t status = timeout ? 504 : 502;
+  std::string what = "upstream " + host_->address() + " in cluster '" + cluster_->name() + "': ";
+  if (retry_status_ != 0) {
+    // An earlier try's 5xx was discarded for this retry: the client learns that status.
+    status = retry_status_;
+    what = "upstream answered " + std::to_string(retry_status_) + "; the retry failed: " + what;
+  }
+  gatewayError(status, what + detail);
 }
 
 }  // namespace sluice::proxy

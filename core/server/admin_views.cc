@@ -20,6 +20,7 @@
 #include "core/stats/text_format.h"
 #include "core/tls/tls_io.h"
 #include "core/upstream/health/manager.h"
+#include "core/upstream/cluster_state.h"
 #include "core/upstream/host.h"
 
 namespace sluice::server {
@@ -179,6 +180,31 @@ std::string Admin::prometheusText() const {
                           {{"cluster", name}, {"host", h.address()}}, std::to_string(h.active()));
     }
   }
+  // In-flight counts shared by the workers (retry budget, circuit breakers).
+  using State = upstream::ClusterState;
+  struct StateGauge {
+    const char* name;
+    const char* help;
+    std::atomic<int64_t> State::*field;
+  };
+  static const StateGauge kStateGauges[] = {
+      {"sluice_upstream_cluster_requests_active",
+       "Requests in flight to each cluster (retries and backoff included).",
+       &State::active_requests},
+      {"sluice_upstream_pending_requests", "Tries waiting for a new upstream connection to open.",
+       &State::pending_requests},
+      {"sluice_upstream_cluster_connections",
+       "Upstream connections open per cluster (what circuit_breakers.max_connections counts).",
+       &State::connections},
+  };
+  for (const StateGauge& g : kStateGauges) {
+    stats::appendHeader(&out, g.name, g.help, Kind::kGauge);
+    for (const auto& [name, c] : server_.clusterManager().clusters()) {
+      std::shared_ptr<State> st = State::forCluster(name);
+      stats::appendSample(&out, g.name, {{"cluster", name}},
+                          std::to_string((*st.*g.field).load(std::memory_order_relaxed)));
+    }
+  }
   return out;
 }
 
@@ -213,8 +239,18 @@ std::string Admin::clustersJson() const {
            ", \"max_requests_per_host\": " + std::to_string(c.info->config.max_requests_per_host) +
            ", \"max_queue\": " + std::to_string(c.info->config.max_queue) +
            ", \"queue_length\": " + std::to_string(c.queue != nullptr ? c.queue->size() : 0) +
-           ", \"hosts\": [";
+           ", ";
     const uint64_t now_ms = upstream::health::HealthManager::nowMs();
+    std::shared_ptr<upstream::ClusterState> st = upstream::ClusterState::forCluster(name);
+    const config::CircuitBreakers& cb = c.info->config.circuit_breakers;
+    out += "\"requests_active\": " + std::to_string(st->active_requests.load()) +
+           ", \"retries_active\": " + std::to_string(st->active_retries.load()) +
+           ", \"pending_requests\": " + std::to_string(st->pending_requests.load()) +
+           ", \"connections\": " + std::to_string(st->connections.load()) +
+           ", \"circuit_breakers\": {\"max_connections\": " + std::to_string(cb.max_connections) +
+           ", \"max_pending_requests\": " + std::to_string(cb.max_pending_requests) +
+           ", \"max_requests\": " + std::to_string(cb.max_requests) +
+           ", \"max_retries\": " + std::to_string(cb.max_retries) + "}, \"hosts\": [";
     for (size_t i = 0; i < c.hosts->size(); ++i) {
       const upstream::HostEntry& e = c.hosts->at(i);
       const upstream::HostHealth& h = e.host->health();

@@ -122,10 +122,10 @@ std::string clusterSettingsKey(const config::Cluster& c) {
   return pluginKey(c.balancer) + "|" + std::to_string(static_cast<int>(c.hash_key.source)) + ":" +
          c.hash_key.name + "|" + std::to_string(c.connect_timeout_ms) + "," +
          std::to_string(c.response_timeout_ms) + "," + std::to_string(c.idle_timeout_ms) + "," +
-         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retries) + "|" +
-         std::to_string(c.max_requests_per_host) + "," + std::to_string(c.max_queue) + "," +
+         std::to_string(c.max_idle_connections) + "," + std::to_string(c.retry_policy.retries) +
+         "|" + std::to_string(c.max_requests_per_host) + "," + std::to_string(c.max_queue) + "," +
          std::to_string(c.queue_timeout_ms) + "|" + tlsKey(c.tls) + "|" +
-         upstream::health::settingsKey(c);
+         upstream::health::settingsKey(c) + "|" + config::resilienceSettingsKey(c);
 }
 
 template <typename T>

@@ -17,6 +17,10 @@ ListenerStats::ListenerStats(const std::string& listener,
       tunnels_total(r.counter(kDownstreamTunnels, {listener})),
       tunnels_active(r.gauge(kDownstreamTunnelsActive, {listener})) {
   for (int c = 0; c < 5; ++c) requests[c] = r.counter(kDownstreamRequests, {listener, kClasses[c]});
+  static const char* const kKinds[kTimeoutKinds] = {"header", "body", "idle"};
+  for (int i = 0; i < kTimeoutKinds; ++i) {
+    timeouts[i] = r.counter(kDownstreamTimeoutKinds, {listener, kKinds[i]});
+  }
   if (tls_failure_reasons.empty()) return;
   tls_full = r.counter(kTlsHandshakes, {listener, "full"});
   tls_resumed = r.counter(kTlsHandshakes, {listener, "resumed"});
@@ -27,7 +31,26 @@ ListenerStats::ListenerStats(const std::string& listener,
 
 ClusterStats::ClusterStats(const std::string& cluster, Registry& r)
     : retries(r.counter(kUpstreamRetries, {cluster})),
-      no_healthy_host(r.counter(kUpstreamNoHost, {cluster})) {}
+      no_healthy_host(r.counter(kUpstreamNoHost, {cluster})),
+      retries_active(r.gauge(kUpstreamRetriesActive, {cluster})),
+      retry_budget_exhausted(r.counter(kUpstreamRetryBudgetExhausted, {cluster})),
+      response_headers_too_large(r.counter(kUpstreamResponseHeadersTooLarge, {cluster})) {
+  static const char* const kReasons[kRetryReasons] = {
+      "connect_failure", "reset", "502", "503", "504", "per_try_timeout", "stale_connection"};
+  static const char* const kBreakerNames[kBreakers] = {"max_connections", "max_pending_requests",
+                                                       "max_requests", "max_retries"};
+  static const char* const kKinds[kTimeoutKinds] = {"connect", "per_try", "response_body",
+                                                    "request", "deadline_expired"};
+  for (int i = 0; i < kRetryReasons; ++i) {
+    retry_reasons[i] = r.counter(kUpstreamRetryReasons, {cluster, kReasons[i]});
+  }
+  for (int i = 0; i < kBreakers; ++i) {
+    breaker_overflow[i] = r.counter(kUpstreamCircuitBreakerOverflow, {cluster, kBreakerNames[i]});
+  }
+  for (int i = 0; i < kTimeoutKinds; ++i) {
+    timeouts[i] = r.counter(kUpstreamTimeoutKinds, {cluster, kKinds[i]});
+  }
+}
 
 QueueStats::QueueStats(const std::string& cluster, Registry& r)
     : length(r.gauge(kQueueLength, {cluster})),

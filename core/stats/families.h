@@ -151,6 +151,47 @@ inline const FamilySpec kQueueCancelled{Kind::kCounter,
                                         "Queued requests whose client went away (or that the "
                                         "cluster's removal answered 503) before a host had room.",
                                         {"cluster"}};
+// ---- resilience, per cluster (retries, budget, circuit breakers, timeouts)
+inline const FamilySpec kUpstreamRetryReasons{
+    Kind::kCounter,
+    "sluice_upstream_retries_by_reason_total",
+    "Retries by the condition that caused them (connect_failure, reset, 502, 503, 504, "
+    "per_try_timeout, stale_connection).",
+    {"cluster", "reason"}};
+inline const FamilySpec kUpstreamRetriesActive{
+    Kind::kGauge,
+    "sluice_upstream_retries_active",
+    "Requests retrying now (waiting in backoff or on a retry attempt).",
+    {"cluster"}};
+inline const FamilySpec kUpstreamRetryBudgetExhausted{
+    Kind::kCounter,
+    "sluice_upstream_retry_budget_exhausted_total",
+    "Retries not made because the retry budget was used up (the original answer went out).",
+    {"cluster"}};
+inline const FamilySpec kUpstreamCircuitBreakerOverflow{
+    Kind::kCounter,
+    "sluice_upstream_circuit_breaker_overflow_total",
+    "Requests refused (503) or retries not made because a circuit breaker was at its limit "
+    "(max_connections, max_pending_requests, max_requests, max_retries).",
+    {"cluster", "breaker"}};
+inline const FamilySpec kUpstreamTimeoutKinds{
+    Kind::kCounter,
+    "sluice_upstream_timeouts_by_kind_total",
+    "Upstream-side timeouts by kind (connect, per_try, response_body, request, "
+    "deadline_expired).",
+    {"cluster", "kind"}};
+inline const FamilySpec kUpstreamResponseHeadersTooLarge{
+    Kind::kCounter,
+    "sluice_upstream_response_headers_too_large_total",
+    "Upstream responses refused (502) for a header section over max_response_header_bytes or "
+    "max_response_header_count.",
+    {"cluster"}};
+inline const FamilySpec kDownstreamTimeoutKinds{
+    Kind::kCounter,
+    "sluice_downstream_timeouts_total",
+    "Client connections cut by a timeout, by kind (header: 408, body: 408 for a stalled "
+    "request body, idle: keep-alive idle).",
+    {"listener", "kind"}};
 
 // ---- process
 inline const FamilySpec kDiscoveryUpdates{
@@ -193,6 +234,8 @@ struct ListenerStats {
   Counter tls_resumed;
   std::vector<Counter> tls_failed;  // by tls::HandshakeFailure
   std::vector<Gauge> cert_expiry;   // one per loaded certificate (kTlsCertificateExpiry)
+  enum TimeoutKind { kHeaderTimeout, kBodyTimeout, kIdleTimeout, kTimeoutKinds };
+  Counter timeouts[kTimeoutKinds];  // kDownstreamTimeoutKinds
 };
 
 // One cluster's series.
@@ -200,6 +243,32 @@ struct ClusterStats {
   explicit ClusterStats(const std::string& cluster, Registry& registry = defaultRegistry());
   Counter retries;
   Counter no_healthy_host;
+  // Index order of the label arrays below (kRetryReasonLabels etc. in families.cc).
+  enum RetryReason {
+    kRetryConnectFailure,
+    kRetryReset,
+    kRetry502,
+    kRetry503,
+    kRetry504,
+    kRetryPerTryTimeout,
+    kRetryStaleConnection,
+    kRetryReasons
+  };
+  enum Breaker { kMaxConnections, kMaxPendingRequests, kMaxRequests, kMaxRetries, kBreakers };
+  enum TimeoutKind {
+    kConnectTimeout,
+    kPerTryTimeout,
+    kResponseBodyTimeout,
+    kRequestTimeout,
+    kDeadlineExpired,
+    kTimeoutKinds
+  };
+  Counter retry_reasons[kRetryReasons];
+  Gauge retries_active;
+  Counter retry_budget_exhausted;
+  Counter breaker_overflow[kBreakers];
+  Counter timeouts[kTimeoutKinds];
+  Counter response_headers_too_large;
 };
 
 // One cluster's wait-queue series; owned by the cluster's WaitQueue (any thread updates them).

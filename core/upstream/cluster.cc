@@ -36,7 +36,9 @@ const sluice_balancer_host_api* balancerHostApi() { return &kBalancerHostApi; }
 
 WorkerCluster::WorkerCluster(std::shared_ptr<const ClusterInfo> info,
                              std::shared_ptr<const HostSet> hosts, event::Worker& worker)
-    : info_(std::move(info)), hosts_(std::move(hosts)) {
+    : info_(std::move(info)),
+      hosts_(std::move(hosts)),
+      state_(ClusterState::forCluster(info_->config.name)) {
   if (info_->tls != nullptr) tls_sessions_ = std::make_shared<tls::SessionCache>();
   const auto& hooks = info_->balancer->hooks();
   instance_ =

@@ -15,6 +15,7 @@
 #include "core/plugin/plugin.h"
 #include "core/tls/client_context.h"
 #include "core/stats/families.h"
+#include "core/upstream/cluster_state.h"
 #include "core/upstream/host.h"
 #include "core/upstream/wait_queue.h"
 
@@ -53,6 +54,9 @@ class WorkerCluster {
   void setQueue(std::shared_ptr<WaitQueue> queue) { queue_ = std::move(queue); }
   WaitQueue* queue() const { return queue_.get(); }
   const std::shared_ptr<WaitQueue>& sharedQueue() const { return queue_; }
+  // The cluster's in-flight counts shared by every worker (retry budget, circuit breakers).
+  ClusterState& state() const { return *state_; }
+  const std::shared_ptr<ClusterState>& sharedState() const { return state_; }
 
  private:
   std::shared_ptr<const ClusterInfo> info_;
@@ -60,6 +64,7 @@ class WorkerCluster {
   void* instance_ = nullptr;
   std::shared_ptr<tls::SessionCache> tls_sessions_;
   std::shared_ptr<WaitQueue> queue_;
+  std::shared_ptr<ClusterState> state_;
 };
 
 // The balancer host API table (active_requests, random) the core gives balancer plugins.

@@ -16,30 +16,40 @@ namespace {
 constexpr size_t kWriteLowWatermark = 64 * 1024;
 constexpr uint64_t kPeekAfterIdleMs = 1000;
 
-// Upstream responses get generous limits: they are the backends' own, not an attacker's,
-// but a bounded header section still protects the worker's memory.
-http::ParserLimits responseLimits() {
+}  // namespace
+
+http::ParserLimits UpstreamConnection::responseLimits(uint32_t max_header_bytes,
+                                                      uint32_t max_header_count) {
+  // A bounded header section protects the worker's memory from a broken backend.
   http::ParserLimits l;
   l.max_target_bytes = 0;
-  l.max_header_bytes = 256 * 1024;
-  l.max_header_count = 500;
+  l.max_header_bytes = max_header_bytes;
+  l.max_header_count = max_header_count;
   l.max_body_bytes = 0;
   return l;
 }
 
-}  // namespace
+UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host,
+                                       const http::ParserLimits& limits)
+    : worker_(worker), host_(std::move(host)), parser_(http::Parser::Type::kResponse, this, limits) {}
 
-UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host)
-    : worker_(worker),
-      host_(std::move(host)),
-      parser_(http::Parser::Type::kResponse, this, responseLimits()) {}
+UpstreamConnection::~UpstreamConnection() {
+  host_->stats().cx_active.dec();
+  if (counted_in_ != nullptr) ClusterState::release(counted_in_->connections);
+}
 
-UpstreamConnection::~UpstreamConnection() { host_->stats().cx_active.dec(); }
+void UpstreamConnection::countIn(std::shared_ptr<ClusterState> state) {
+  if (counted_in_ != nullptr) return;
+  counted_in_ = std::move(state);
+  counted_in_->connections.fetch_add(1, std::memory_order_relaxed);
+}
 
 std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(
     event::Worker& worker, std::shared_ptr<Host> host, uint32_t connect_timeout_ms,
-    const tls::ClientContext* tls, std::shared_ptr<tls::SessionCache> sessions) {
-  std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(worker, std::move(host)));
+    const tls::ClientContext* tls, std::shared_ptr<tls::SessionCache> sessions,
+    const http::ParserLimits* limits) {
+  std::unique_ptr<UpstreamConnection> conn(new UpstreamConnection(
+      worker, std::move(host), limits != nullptr ? *limits : responseLimits(65536, 100)));
   conn->host_->stats().cx_created.inc();
   conn->host_->stats().cx_active.inc();
   event::Transport::Options options;

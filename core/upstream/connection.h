@@ -14,6 +14,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/tls/client_context.h"
+#include "core/upstream/cluster_state.h"
 #include "core/upstream/host.h"
 
 namespace sluice::upstream {
@@ -59,7 +60,16 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   static std::unique_ptr<UpstreamConnection> connect(
       event::Worker& worker, std::shared_ptr<Host> host, uint32_t connect_timeout_ms,
       const tls::ClientContext* tls = nullptr,
-      std::shared_ptr<tls::SessionCache> sessions = nullptr);
+      std::shared_ptr<tls::SessionCache> sessions = nullptr,
+      const http::ParserLimits* limits = nullptr);
+  // Limits for parsing upstream responses: a header section of at most `max_header_bytes`
+  // (names and values) and `max_header_count` fields; no body limit. connect() without
+  // `limits` uses responseLimits(65536, 100).
+  static http::ParserLimits responseLimits(uint32_t max_header_bytes, uint32_t max_header_count);
+  // Counts this connection in state->connections until it is destroyed (circuit breakers).
+  void countIn(std::shared_ptr<ClusterState> state);
+  // The exchange failed (kBadResponse) because the response head was over the limits.
+  bool headerLimitExceeded() const { return parser_.headerLimitExceeded(); }
   ~UpstreamConnection() override;
 
   // Gives the connection to a stream for one exchange. `head_request` tells the parser that
@@ -96,7 +106,8 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   void setIdle(ConnPool* pool, uint32_t idle_timeout_ms);
 
  private:
-  UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host);
+  UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host,
+                     const http::ParserLimits& limits);
   static void onRead(void* arg);
   static void onDrained(void* arg);
   static void onEvent(void* arg, short what);
@@ -125,6 +136,7 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   uint64_t exchanges_ = 0;
   uint32_t read_timeout_ms_ = 0;  // the read timeout in force (0: none)
   uint64_t idle_since_ = 0;       // ms (lastActivity()) when it went idle in the pool
+  std::shared_ptr<ClusterState> counted_in_;  // see countIn()
 };
 
 }  // namespace sluice::upstream

@@ -171,6 +171,7 @@ TEST(HealthTest, KilledBackendIsEjectedAndReturnsAfterRestart) {
   double to_ejected =
       waitHost(gw.adminPort(), addr2, [](const auto& h) { return h["ejected"] == true; });
   ASSERT_GE(to_ejected, 0) << "never ejected";
+  to_ejected = secondsSince(killed);  // includes the admin round trip: an upper bound
   nlohmann::json h = hostState(gw.adminPort(), "pool", addr2);
   EXPECT_EQ(h["healthy"], false);
   EXPECT_GE(h["times_ejected"].get<int>(), 1);
@@ -299,6 +300,51 @@ TEST(HealthTest, PanicWhenMostHostsAreUnhealthy) {
   // Requests still succeed: connect failures on the dead hosts are retried on the live one.
   for (int i = 0; i < 10; ++i) EXPECT_EQ(httpGet(gw.port(), "/gateway/pool/x").status, 200);
   EXPECT_TRUE(gw.process().waitForOutput("cluster 'pool' in panic"));
+}
+
+// A hung backend under load, no health check: its requests time out (response_timeout_ms) and
+// the consecutive gateway failures eject it; SIGCONT and the ejection time bring it back.
+TEST(HealthTest, HungBackendUnderLoadIsEjectedByTimeouts) {
+  EchoBackend b0("b0"), b1("b1"), b2("b2");
+  std::string config = kConfig;
+  config.replace(config.find("response_timeout_ms: 2000"), 25, "response_timeout_ms: 300");
+  Gateway gw(config, {{"B0", b0.address()},
+                      {"B1", b1.address()},
+                      {"B2", b2.address()},
+                      {"EXTRA", R"(    outlier_detection: {consecutive_gateway_failure: 3,
+                        base_ejection_time_ms: 5000, max_ejection_percent: 50})"}});
+  ASSERT_TRUE(gw.ready());
+  Load load(gw.port(), 4);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(b2.process().signal(SIGSTOP));
+  double to_ejected =
+      waitHost(gw.adminPort(), b2.address(), [](const auto& h) { return h["ejected"] == true; });
+  ASSERT_GE(to_ejected, 0) << "never ejected";
+  EXPECT_NE(prometheus(gw.adminPort())
+                .find("sluice_upstream_host_ejections_total{cluster=\"pool\",host=\"" +
+                      b2.address() + "\",reason=\"consecutive_gateway_failure\"} "),
+            std::string::npos);
+  // Requests that were already waiting on it when it was ejected end within the response
+  // timeout; after that, none fails.
+  std::this_thread::sleep_for(std::chrono::milliseconds(600));
+  const int failed_at_ejection = load.failed();
+  std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  EXPECT_EQ(load.failed(), failed_at_ejection) << "requests still reach the ejected host";
+  ASSERT_TRUE(b2.process().signal(SIGCONT));
+  int served = load.served("b2");
+  double to_back =
+      waitHost(gw.adminPort(), b2.address(), [](const auto& h) { return h["ejected"] == false; });
+  EXPECT_GE(to_back, 0);
+  auto deadline = Clock::now() + std::chrono::seconds(10);
+  while (load.served("b2") == served && Clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_GT(load.served("b2"), served);
+  load.stop();
+  std::printf(
+      "figures: SIGSTOP under load -> ejected %.3f s (response timeout 300 ms x 3); "
+      "requests ok %d, failed %d (timeouts are not retried here)\n",
+      to_ejected, load.ok(), load.failed());
 }
 
 // (d) A hung backend (SIGSTOP: the kernel still accepts, nobody answers) is marked unhealthy

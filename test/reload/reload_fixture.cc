@@ -166,7 +166,7 @@ ClusterStat clusterStat(int admin_port, const std::string& cluster) {
   static const std::regex kBalancer("\"balancer\": \"([^\"]*)\"");
   static const std::regex kHost(
       "\\{\"address\": \"([^\"]*)\", \"weight\": ([0-9]+), \"healthy\": (true|false), "
-      "\"active_requests\": ([0-9]+), \"total_requests\": ([0-9]+)\\}");
+      "\"active_requests\": ([0-9]+), \"total_requests\": ([0-9]+)[,}]");
   std::smatch m;
   if (std::regex_search(text, m, kBalancer)) out.balancer = m[1];
   for (std::sregex_iterator it(text.begin(), text.end(), kHost), e; it != e; ++it) {

@@ -381,7 +381,8 @@
       const healthy = c.hosts.filter((h) => h.healthy).length;
       const count = document.createElement('span');
       count.className = c.hosts.length ? 'muted' : 'nohosts';
-      count.textContent = c.hosts.length ? healthy + ' of ' + c.hosts.length + ' hosts healthy' :
+      count.textContent = c.hosts.length ? healthy + ' of ' + c.hosts.length + ' hosts healthy' +
+                                               (c.panic ? ' (panic: using every host)' : '') :
                                            'no hosts';
       head.appendChild(count);
       box.appendChild(head);
@@ -401,7 +402,10 @@
           row.dataset.host = h.address;
           cell(row, h.address);
           cell(row, String(h.weight), 'num');
-          cell(row, h.healthy ? 'healthy' : 'unhealthy', 'health ' + (h.healthy ? 'up' : 'down'));
+          // Active health and ejection are separate verdicts; the host takes traffic when both
+          // allow it (h.healthy).
+          const label = h.ejected ? 'ejected' : h.healthy ? 'healthy' : 'unhealthy';
+          cell(row, label, 'health ' + (h.healthy ? 'up' : 'down'));
           cell(row, String(h.active_requests), 'num');
           cell(row, String(h.total_requests), 'num');
           cell(row, fmtNum(state.hostRates.get(c.name + '/' + h.address)), 'num');

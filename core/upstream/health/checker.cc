@@ -14,6 +14,7 @@ namespace sluice::upstream::health {
 namespace {
 
 constexpr size_t kMaxStatusLine = 4096;
+constexpr size_t kMaxDrain = 64 * 1024;  // response bytes read after the verdict, at most
 
 bool statusExpected(const config::HealthCheck& cfg, uint32_t status) {
   for (const auto& [low, high] : cfg.expected_statuses) {
@@ -57,9 +58,12 @@ class Probe {
  private:
   static void onTimer(evutil_socket_t, short, void* arg) { static_cast<Probe*>(arg)->start(); }
   static void onDeadline(evutil_socket_t, short, void* arg) {
-    static_cast<Probe*>(arg)->finish(
-        false, true,
-        "timed out after " + std::to_string(static_cast<Probe*>(arg)->cfg_.timeout_ms) + " ms");
+    auto* self = static_cast<Probe*>(arg);
+    if (self->verdict_ >= 0) {  // the status came in time; only the rest of the body did not
+      self->finishWithVerdict();
+      return;
+    }
+    self->finish(false, true, "timed out after " + std::to_string(self->cfg_.timeout_ms) + " ms");
   }
   static void onSocket(evutil_socket_t, short what, void* arg) {
     auto* self = static_cast<Probe*>(arg);
@@ -87,6 +91,8 @@ class Probe {
     }
     connected_ = false;
     response_.clear();
+    verdict_ = -1;
+    drained_ = 0;
     int rc = connect(fd_, reinterpret_cast<sockaddr*>(&addr), host_->sockAddrLen());
     if (rc != 0 && errno != EINPROGRESS) {
       finish(false, false, std::string("connect: ") + strerror(errno));
@@ -123,9 +129,17 @@ class Probe {
   }
 
   void onReadable() {
-    char buf[1024];
+    char buf[4096];
     ssize_t n = recv(fd_, buf, sizeof(buf), 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
+    if (verdict_ >= 0) {
+      // The rest of the response is read (up to kMaxDrain) until the server closes, as asked
+      // by Connection: close: closing with unread bytes would reset the connection, which
+      // backends log as an error on every probe.
+      drained_ += n > 0 ? static_cast<size_t>(n) : 0;
+      if (n <= 0 || drained_ > kMaxDrain) finishWithVerdict();
+      return;
+    }
     if (n <= 0) {
       finish(false, false,
              n == 0 ? "closed before a status line" : std::string("recv: ") + strerror(errno));
@@ -146,12 +160,15 @@ class Probe {
     }
     if (status < 100 || status > 599) {
       finish(false, false, "bad status line");
-    } else if (!statusExpected(cfg_, status)) {
-      finish(false, false, "status " + std::to_string(status));
-    } else {
-      finish(true, false, "");
+      return;
     }
+    verdict_ = statusExpected(cfg_, status) ? 1 : 0;
+    verdict_detail_ = verdict_ == 1 ? "" : "status " + std::to_string(status);
+    drained_ = response_.size();
+    response_.clear();
   }
+
+  void finishWithVerdict() { finish(verdict_ == 1, false, verdict_detail_); }
 
   void closeSocket() {
     if (io_ != nullptr) {
@@ -186,7 +203,10 @@ class Probe {
   ::event* io_ = nullptr;
   int fd_ = -1;
   bool connected_ = false;
-  std::string response_;
+  std::string response_;  // until the status line is complete
+  int verdict_ = -1;      // from the status line: 1 pass, 0 fail, -1 not yet
+  std::string verdict_detail_;
+  size_t drained_ = 0;  // response bytes read after the status line
 };
 
 HealthChecker::HealthChecker(OnResult on_result)

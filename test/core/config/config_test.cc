@@ -119,7 +119,7 @@ TEST(ConfigLoad, FullConfigRoundTrips) {
   EXPECT_EQ(api.response_timeout_ms, 3000u);
   EXPECT_EQ(api.idle_timeout_ms, 9000u);
   EXPECT_EQ(api.max_idle_connections, 8u);
-  EXPECT_EQ(api.retries, 2u);
+  EXPECT_EQ(api.retry_policy.retries, 2u);
 
   ASSERT_EQ(config->discovery.size(), 1u);
   const Discovery& zk = config->discovery[0];
@@ -173,7 +173,7 @@ TEST(ConfigLoad, ClusterDefaultsAndDefaultBalancerMark) {
   EXPECT_EQ(a.response_timeout_ms, 15000u);
   EXPECT_EQ(a.idle_timeout_ms, 60000u);
   EXPECT_EQ(a.max_idle_connections, 64u);
-  EXPECT_EQ(a.retries, 1u);
+  EXPECT_EQ(a.retry_policy.retries, 1u);
 }
 
 TEST(ConfigLoad, DiscoveryWithoutClusterDefaultsGetsRoundRobin) {
