@@ -96,11 +96,16 @@ void ClusterManager::publish(const std::string& name, Entry& entry) {
   auto info = entry.info;
   auto hosts = entry.hosts;
   auto queue = entry.queue;
-  post_all_(
-      [info, hosts, queue](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts, queue); });
+  post_all_([info, hosts, queue](proxy::WorkerRuntime& rt) { rt.setCluster(info, hosts, queue); });
   // New hosts, or a higher limit, may have room for requests that wait: their turns are posted
-  // after the new host set, so each worker sees the new set first.
-  if (!queue->empty()) queue->wake(upstream::freeSlots(*hosts, info->config.max_requests_per_host));
+  // after the new host set, so each worker sees the new set first. With no healthy host left at
+  // all, every waiting request is woken too, to get its 503 (no_healthy_host) now.
+  if (!queue->empty()) {
+    bool any_healthy = false;
+    for (size_t i = 0; i < hosts->size(); ++i) any_healthy |= hosts->cView()->hosts[i].healthy != 0;
+    queue->wake(any_healthy ? upstream::freeSlots(*hosts, info->config.max_requests_per_host)
+                            : SIZE_MAX);
+  }
 }
 
 void ClusterManager::remove(const std::string& name) {

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "test/integration/access_log_util.h"
 #include "test/integration/gateway.h"
 #include "test/integration/scripted_upstream.h"
 
@@ -115,6 +116,7 @@ listeners:
   - name: edge
     address: 127.0.0.1:${PORT}
     context_path: /gateway
+    access_log: { path: ${LOG} }
 clusters:
   - name: slow
     retries: 0
@@ -146,7 +148,8 @@ TEST(QueueTest, TwentyClientsTwoSlotsFirstComeFirstServed) {
   Gateway gateway(kConfig, {{"SLOW", backend.address()},
                             {"EXPIRE", DeadPort().address()},
                             {"GONE", DeadPort().address()},
-                            {"EXTRA", ""}});
+                            {"EXTRA", ""},
+                            {"LOG", uniqueTmpPath("queue.log")}});
   ASSERT_TRUE(gateway.ready());
   const int admin = gateway.adminPort();
   const std::string queued = series("sluice_upstream_queued_total", "slow");
@@ -172,8 +175,7 @@ TEST(QueueTest, TwentyClientsTwoSlotsFirstComeFirstServed) {
                 static_cast<int64_t>(backend.paths().size()),
             kClients);
   Response clusters = httpGet(admin, "/clusters");
-  EXPECT_NE(clusters.body.find("\"max_requests_per_host\": 2"), std::string::npos)
-      << clusters.body;
+  EXPECT_NE(clusters.body.find("\"max_requests_per_host\": 2"), std::string::npos) << clusters.body;
 
   for (int i = 0; i < kClients; ++i) {
     const Response& r = clients[i]->response();
@@ -192,10 +194,12 @@ TEST(QueueTest, TwentyClientsTwoSlotsFirstComeFirstServed) {
 
 TEST(QueueTest, ExpiredRequestsGet503WithRetryAfterAndNeverReachTheBackend) {
   SlowBackend backend(3000);
+  const std::string log = uniqueTmpPath("expire.log");
   Gateway gateway(kConfig, {{"SLOW", DeadPort().address()},
                             {"EXPIRE", backend.address()},
                             {"GONE", DeadPort().address()},
-                            {"EXTRA", ""}});
+                            {"EXTRA", ""},
+                            {"LOG", log}});
   ASSERT_TRUE(gateway.ready());
   const int admin = gateway.adminPort();
 
@@ -223,14 +227,25 @@ TEST(QueueTest, ExpiredRequestsGet503WithRetryAfterAndNeverReachTheBackend) {
   // The slot is free now; nothing that expired may turn up late.
   std::this_thread::sleep_for(300ms);
   EXPECT_EQ(backend.paths(), std::vector<std::string>{"/expire/first"});
+  // The access log says why: two queue timeouts, one overflow, each a 503 with no upstream.
+  auto timeouts = waitForLines(log, 2, "queue_timeout");
+  ASSERT_EQ(timeouts.size(), 2u);
+  for (const std::string& line : timeouts) {
+    auto j = nlohmann::json::parse(line);
+    EXPECT_EQ(j["status"], 503) << line;
+    EXPECT_EQ(j["upstream_host"], "") << line;
+  }
+  EXPECT_EQ(waitForLines(log, 1, "queue_overflow").size(), 1u);
 }
 
 TEST(QueueTest, AClientThatLeavesWhileQueuedIsNeverSentUpstream) {
   SlowBackend backend(1500);
+  const std::string log = uniqueTmpPath("gone.log");
   Gateway gateway(kConfig, {{"SLOW", DeadPort().address()},
                             {"EXPIRE", DeadPort().address()},
                             {"GONE", backend.address()},
-                            {"EXTRA", ""}});
+                            {"EXTRA", ""},
+                            {"LOG", log}});
   ASSERT_TRUE(gateway.ready());
   const int admin = gateway.adminPort();
 
@@ -250,6 +265,76 @@ TEST(QueueTest, AClientThatLeavesWhileQueuedIsNeverSentUpstream) {
   EXPECT_EQ(last.response().status, 200);
   EXPECT_EQ(backend.paths(), (std::vector<std::string>{"/gone/first", "/gone/last"}));
   EXPECT_LE(backend.mostInFlight(), 1);
+  auto left = waitForLines(log, 1, "/gateway/gone/leaver");
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_NE(left[0].find("client_reset"), std::string::npos) << left[0];
+  EXPECT_EQ(nlohmann::json::parse(left[0])["upstream_host"], "") << left[0];
+}
+
+TEST(QueueTest, ARequestBodyArrivingWhileQueuedIsKeptAndSentWhole) {
+  SlowBackend backend(1500);
+  Gateway gateway(kConfig, {{"SLOW", DeadPort().address()},
+                            {"EXPIRE", DeadPort().address()},
+                            {"GONE", backend.address()},
+                            {"EXTRA", ""},
+                            {"LOG", uniqueTmpPath("body.log")}});
+  ASSERT_TRUE(gateway.ready());
+  const int admin = gateway.adminPort();
+  Client first(gateway.port(), "/gateway/gone/first");
+  ASSERT_TRUE(eventually([&] { return backend.paths().size() == 1; }));
+  // 2 MiB: far over the 256 KiB at which sluice stops reading from a client whose request
+  // cannot go anywhere yet. The backend answers only once it has read all Content-Length bytes.
+  const std::string body(2 << 20, 'b');
+  Response posted;
+  std::thread poster([&] {
+    RawConnection conn(gateway.port(), 60000);
+    if (!conn.send(buildRequest("POST", "/gateway/gone/upload", {}, body, gateway.port()))) return;
+    posted = conn.readResponse();
+  });
+  ASSERT_TRUE(eventually(
+      [&] { return metric(admin, series("sluice_upstream_queued_total", "gone")) == 1; }));
+  EXPECT_EQ(first.response().status, 200);
+  poster.join();
+  EXPECT_EQ(posted.status, 200) << posted.error;
+  EXPECT_EQ(posted.body, "served");
+  std::vector<std::string> paths = backend.paths();
+  ASSERT_EQ(paths.size(), 2u);
+  EXPECT_EQ(paths[1], "/gone/upload");
+}
+
+TEST(QueueTest, AWaitingRequestGoesToAnEndpointThatAReloadAdds) {
+  SlowBackend busy(4000);
+  SlowBackend fresh(0);
+  std::map<std::string, std::string> vars{{"SLOW", DeadPort().address()},
+                                          {"EXPIRE", DeadPort().address()},
+                                          {"GONE", busy.address()},
+                                          {"EXTRA", ""},
+                                          {"LOG", uniqueTmpPath("added.log")}};
+  Gateway gateway(kConfig, vars);
+  ASSERT_TRUE(gateway.ready());
+  const int admin = gateway.adminPort();
+  Client first(gateway.port(), "/gateway/gone/first");
+  ASSERT_TRUE(eventually([&] { return busy.paths().size() == 1; }));
+  Client waiter(gateway.port(), "/gateway/gone/waiter");
+  ASSERT_TRUE(eventually(
+      [&] { return metric(admin, series("sluice_upstream_queue_length", "gone")) == 1; }));
+  // The only endpoint is busy for seconds; a reload adds one with room: the waiting request
+  // is handed to it at once (not when the busy one frees its slot).
+  std::string added = kConfig;
+  added.replace(added.find("[${GONE}]"), 9, "[${GONE}, ${FRESH}]");
+  std::map<std::string, std::string> all = vars;
+  all["FRESH"] = fresh.address();
+  all["PORT"] = std::to_string(gateway.port());
+  all["ADMIN"] = std::to_string(admin);
+  all["PLUGINS"] = pluginPathsYaml();
+  ASSERT_TRUE(writeFile(gateway.configPath(), substitute(added, all)));
+  Response r = httpRequest(admin, "POST", "/reload");
+  EXPECT_EQ(r.status, 200) << r.body;
+  ASSERT_TRUE(eventually([&] { return fresh.paths().size() == 1; }));
+  EXPECT_EQ(fresh.paths()[0], "/gone/waiter");
+  EXPECT_EQ(busy.paths().size(), 1u);  // the busy endpoint was still busy when it moved
+  EXPECT_EQ(waiter.response().status, 200);
+  EXPECT_EQ(first.response().status, 200);
 }
 
 TEST(QueueTest, AReloadKeepsTheQueueAndARemovedClusterAnswersItsWaiters503) {
@@ -258,7 +343,8 @@ TEST(QueueTest, AReloadKeepsTheQueueAndARemovedClusterAnswersItsWaiters503) {
   std::map<std::string, std::string> vars{{"SLOW", other.address()},
                                           {"EXPIRE", DeadPort().address()},
                                           {"GONE", backend.address()},
-                                          {"EXTRA", ""}};
+                                          {"EXTRA", ""},
+                                          {"LOG", uniqueTmpPath("queue.log")}};
   Gateway gateway(kConfig, vars);
   ASSERT_TRUE(gateway.ready());
   const int admin = gateway.adminPort();
