@@ -100,8 +100,10 @@ class Stream : public event::Deletable,
   // The retry condition (stats::ClusterStats::RetryReason) an upstream error meets, or -1.
   int retryReasonFor(upstream::UpstreamError error, bool sent) const;
   // Takes a retry when retries are left, the budget and max_retries allow it: schedules the
-  // next attempt after a backoff. False (and the flags/counters say why) otherwise.
-  bool tryRetry(int reason);
+  // next attempt after a backoff. `sent`: the failed try sent request bytes (only such retries
+  // need the budget; one that reached no upstream adds no load). False (and the flags/counters
+  // say why) otherwise.
+  bool tryRetry(int reason, bool sent);
   // A 502/503/504 head listed in retry_on for a request that may go again: true when a retry
   // was taken (the response is to be discarded).
   bool retryOnStatus(uint32_t status);

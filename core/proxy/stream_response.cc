@@ -69,7 +69,7 @@ bool Stream::retryOnStatus(uint32_t status) {
   const int reason = status == 502   ? stats::ClusterStats::kRetry502
                      : status == 503 ? stats::ClusterStats::kRetry503
                                      : stats::ClusterStats::kRetry504;
-  return tryRetry(reason);
+  return tryRetry(reason, true);  // the upstream answered: it saw the request
 }
 
 bool Stream::runResponseHeaderFilters() {

@@ -135,7 +135,7 @@ int Stream::retryReasonFor(UpstreamError error, bool sent) const {
   return -1;
 }
 
-bool Stream::tryRetry(int reason) {
+bool Stream::tryRetry(int reason, bool sent) {
   if (retries_left_ == 0 || finished_) return false;
   if (deadline_us_ != 0 && nowUs() >= deadline_us_) return false;
   const upstream::ClusterInfo& ci = cluster_->info();
@@ -143,12 +143,16 @@ bool Stream::tryRetry(int reason) {
   ClusterState& st = cluster_->state();
   // The budget counts every retry in flight, those waiting in backoff included, against the
   // requests in flight that are on their first try: when it binds, the upstreams see at most
-  // (1 + budget_percent/100) x the requests.
+  // (1 + budget_percent/100) x the requests. A try that sent nothing (refused, unreachable,
+  // connect timeout) reached no application, so its retry adds no upstream load and needs no
+  // budget: a host that dies under load fails a burst of connects at once, and a budget sized
+  // for amplification would turn that burst into client errors. It still counts as retrying
+  // (for max_retries and for the others' budget).
   const int64_t retrying = st.active_retries.load(std::memory_order_relaxed);
   const int64_t first_tries = st.active_requests.load(std::memory_order_relaxed) - retrying;
   int64_t allowed = std::max<int64_t>(rp.min_retry_concurrency,
                                       std::max<int64_t>(first_tries, 0) * rp.budget_percent / 100);
-  if (retrying >= allowed) {
+  if (sent && retrying >= allowed) {
     ci.stats->retry_budget_exhausted.inc();
     info_.setFlag(kRetryBudgetExhausted);
     return false;

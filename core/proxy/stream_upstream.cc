@@ -181,7 +181,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
     return;
   }
   int reason = retryReasonFor(error, sent);
-  if (reason >= 0 && tryRetry(reason)) {
+  if (reason >= 0 && tryRetry(reason, sent)) {
     SLUICE_LOG(kDebug, "upstream ", host_->address(), " in cluster ", cluster_->name(), ": ",
                detail, " (retrying)");
     return;
