@@ -106,9 +106,26 @@ void parseHashKey(const Field& field, Context& ctx, HashKey* out) {
 }
 
 // Reads one of settingKeys() into *out.
-void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer) {
+// What parseSetting saw of a cluster's keys, for the checks across keys.
+struct SeenSettings {
+  bool balancer = false;
+  bool retries = false;  // the top-level `retries`
+  Mark retries_mark;
+  bool policy_retries = false;  // `retry_policy.retries`
+};
+
+// After the last setting: the old `retries` and `retry_policy.retries` say the same thing, so
+// both at once is refused rather than one silently winning.
+void checkSettings(const SeenSettings& seen, const std::string& label, Context& ctx) {
+  if (seen.retries && seen.policy_retries) {
+    ctx.error(seen.retries_mark,
+              label + ".retries: also given as retry_policy.retries; keep one (retry_policy)");
+  }
+}
+
+void parseSetting(const Field& f, Context& ctx, Cluster* out, SeenSettings* seen) {
   if (f.key == "balancer") {
-    *has_balancer = true;
+    seen->balancer = true;
     parsePluginRef(f, "balancer", ctx, &out->balancer);
   } else if (f.key == "hash_key") {
     parseHashKey(f, ctx, &out->hash_key);
@@ -121,10 +138,15 @@ void parseSetting(const Field& f, Context& ctx, Cluster* out, bool* has_balancer
   } else if (f.key == "max_idle_connections") {
     readUint32(f, 0, 100000, ctx, &out->max_idle_connections);
   } else if (f.key == "retries") {
+    seen->retries = true;
+    seen->retries_mark = f.mark;
     readUint32(f, 0, 10, ctx, &out->retry_policy.retries);
   } else if (f.key == "tls") {
     parseClusterTls(f, ctx, &out->tls);
   } else if (isResilienceKey(f.key)) {
+    if (f.key == "retry_policy" && f.value.IsMap() && f.value["retries"]) {
+      seen->policy_retries = true;
+    }
     parseResilienceSetting(f, ctx, out);
   } else {
     if (!parseHealthSetting(f, ctx, out)) parseQueueSetting(f, ctx, out);  // parse_health/queue
@@ -179,7 +201,7 @@ void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mar
   if (field.value.IsNull()) ctx.error(field.mark, field.label + ": empty cluster");
   std::vector<std::string_view> allowed = {"name", "endpoints"};
   allowed.insert(allowed.end(), settingKeys().begin(), settingKeys().end());
-  bool has_balancer = false;
+  SeenSettings seen;
   forEachField(field, "cluster", allowed, ctx, [&](const Field& f) {
     if (f.key == "name") {
       *name_mark = f.mark;
@@ -187,24 +209,25 @@ void parseCluster(const Field& field, Context& ctx, Cluster* out, Mark* name_mar
     } else if (f.key == "endpoints") {
       parseEndpoints(f, ctx, out);
     } else {
-      parseSetting(f, ctx, out, &has_balancer);
+      parseSetting(f, ctx, out, &seen);
     }
   });
   requireFields(field, {"name"}, ctx);
-  if (!has_balancer) setDefaultBalancer(out);
+  checkSettings(seen, field.label, ctx);
+  if (!seen.balancer) setDefaultBalancer(out);
 }
 
 void parseDiscovery(const Field& field, Context& ctx, Discovery* out) {
   out->mark = field.mark;
   out->cluster_defaults.mark = field.mark;
-  bool has_balancer = false;
+  SeenSettings seen;
   parsePluginRef(field, "discovery", ctx, &out->plugin, "cluster_defaults", [&](const Field& f) {
     out->cluster_defaults.mark = f.mark;
-    forEachField(f, "cluster_defaults", settingKeys(), ctx, [&](const Field& s) {
-      parseSetting(s, ctx, &out->cluster_defaults, &has_balancer);
-    });
+    forEachField(f, "cluster_defaults", settingKeys(), ctx,
+                 [&](const Field& s) { parseSetting(s, ctx, &out->cluster_defaults, &seen); });
+    checkSettings(seen, f.label, ctx);
   });
-  if (!has_balancer) setDefaultBalancer(&out->cluster_defaults);
+  if (!seen.balancer) setDefaultBalancer(&out->cluster_defaults);
 }
 
 }  // namespace sluice::config::internal

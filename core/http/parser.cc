@@ -143,7 +143,9 @@ bool Parser::addHeaderBytes(size_t len) {
   header_bytes_ += len;
   if (limits_.max_header_bytes != 0 && header_bytes_ > limits_.max_header_bytes) {
     limit_exceeded_ = true;
-    fail(type_ == Type::kRequest ? 431 : 502, "header section larger than max_header_bytes");
+    fail(type_ == Type::kRequest ? 431 : 502,
+         type_ == Type::kRequest ? "header section larger than limits.max_header_bytes"
+                                 : "header section larger than max_response_header_bytes");
     return false;
   }
   return true;
@@ -156,7 +158,9 @@ int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   if (s->header_state_ != HeaderState::kField) {
     if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
       s->limit_exceeded_ = true;
-      s->fail(s->type_ == Type::kRequest ? 431 : 502, "more header fields than max_header_count");
+      s->fail(s->type_ == Type::kRequest ? 431 : 502,
+              s->type_ == Type::kRequest ? "more header fields than limits.max_header_count"
+                                         : "more header fields than max_response_header_count");
       return -1;
     }
     fields.emplace_back();

@@ -11,13 +11,16 @@
 #include "core/proxy/access_log.h"
 #include "core/proxy/local_reply.h"
 #include "core/proxy/stream.h"
+#include "core/proxy/stream_internal.h"
 
 namespace sluice::proxy {
 namespace {
 
 constexpr size_t kReadHighWatermark = 256 * 1024;  // stop reading while this much is unparsed
 constexpr size_t kWriteLowWatermark = 64 * 1024;
-constexpr uint32_t kLingerMs = 2000;
+constexpr uint32_t kLingerMs = 2000;          // lingering ends after this long without a byte
+constexpr uint64_t kLingerTotalUs = 5000000;  // ... and this long in all (nginx: lingering_time),
+                                              // so a client trickling bytes cannot keep the fd
 
 void formatPeer(const sockaddr* sa, std::string* ip, std::string* full) {
   char buf[INET6_ADDRSTRLEN] = "?";
@@ -245,6 +248,7 @@ void DownstreamConnection::startLingering() {
   // Half-close, then read and discard for a moment: closing with unread input would send an
   // RST that can destroy the response in the client's receive buffer.
   state_ = State::kLingering;
+  linger_until_us_ = internal::nowUs() + kLingerTotalUs;
   transport_->shutdownWrite();
   evbuffer_drain(transport_->input(), evbuffer_get_length(transport_->input()));
   setReadTimeout(kLingerMs);
@@ -325,6 +329,7 @@ void DownstreamConnection::onRead(void* arg) {
   if (self->state_ == State::kLingering) {
     evbuffer* in = self->transport_->input();
     evbuffer_drain(in, evbuffer_get_length(in));
+    if (internal::nowUs() >= self->linger_until_us_) self->closeNow();
     return;
   }
   self->processInput();

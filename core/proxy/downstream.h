@@ -95,7 +95,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   WorkerRuntime& runtime_;
   const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
 
-  std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
+  std::shared_ptr<ListenerSlot> slot_;                 // its current chain serves each new request
   std::shared_ptr<const stats::ListenerStats> stats_;  // the series it counts its connection in
   std::unique_ptr<event::Transport> transport_;
   tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
@@ -110,10 +110,12 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool reading_paused_ = false;
   bool header_timer_ = false;
   uint64_t header_start_ms_ = 0;
-  size_t stalled_output_ = 0;  // unsent response bytes at the last idle timeout (0: none)  // loopTimeMs() at the first byte of the request head
+  size_t stalled_output_ = 0;  // unsent response bytes at the last idle timeout (0: none)  //
+                               // loopTimeMs() at the first byte of the request head
   uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
   bool draining_ = false;
   bool input_ended_ = false;        // the client sent its FIN (after a complete request)
+  uint64_t linger_until_us_ = 0;    // lingering close: monotonic µs at which it ends anyway
   std::unique_ptr<Tunnel> tunnel_;  // after a 101; owns the client's transport then
   ::event resume_event_;
 };

@@ -22,7 +22,7 @@ using upstream::UpstreamError;
 namespace {
 
 // "123" → 123 (ms); false for anything but 1..10 decimal digits.
-bool parseMs(const std::string& v, uint64_t* out) {
+bool parseMs(std::string_view v, uint64_t* out) {
   if (v.empty() || v.size() > 10) return false;
   uint64_t n = 0;
   for (char c : v) {
@@ -52,11 +52,16 @@ bool Stream::admitRequest(const config::Route* route) {
   if (timeout_ms != 0) deadline_us_ = start_us_ + uint64_t{timeout_ms} * 1000;
   const std::string& trusted = chain_->info().config.trusted_deadline_header;
   if (!trusted.empty()) {
-    uint64_t ms = 0;
-    const std::string* v = request_.headers.get(trusted);
-    if (v != nullptr && parseMs(*v, &ms)) {
-      uint64_t d = start_us_ + ms * 1000;
-      if (deadline_us_ == 0 || d < deadline_us_) deadline_us_ = d;
+    // Every field and list element counts and the tightest wins: two hops' budgets combined
+    // (or a field repeated) must never leave a request more time than either gave it. Values
+    // that are not whole milliseconds are ignored.
+    for (size_t i = 0; const std::string* v = request_.headers.get(trusted, i); ++i) {
+      http::forEachListElement(*v, [&](std::string_view el) {
+        uint64_t ms = 0;
+        if (!parseMs(el, &ms)) return;
+        uint64_t d = start_us_ + ms * 1000;
+        if (deadline_us_ == 0 || d < deadline_us_) deadline_us_ = d;
+      });
     }
     request_.headers.remove(trusted);  // consumed here; the cluster's deadline_header goes on
   }
@@ -204,6 +209,21 @@ void Stream::onRequestTimer(evutil_socket_t, short, void* arg) {
 
 void Stream::onRequestTimeout() {
   if (finished_ || response_started_) return;  // the deadline covers up to the response head
+  if (queue_timer_ != nullptr && queue_ != nullptr) {
+    queue_->stats().timeouts.inc();  // it waited in the queue until its deadline
+    leaveQueue();
+  }
+  if (!request_complete_ && !request_paused_) {
+    // The client has not finished sending its body (and nothing upstream holds it back): the
+    // client stalled, not the upstream (RFC 9110 §15.5.9).
+    if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
+    if (backoff_timer_ != nullptr) evtimer_del(backoff_timer_);
+    info_.setFlag(kDownstreamTimeout);
+    info_.setFlag(kRequestTimeout);
+    request_complete_ = true;  // nothing more is read: the connection closes after the reply
+    gatewayError(408, "the request body did not arrive within the request's timeout");
+    return;
+  }
   cluster_->info().stats->timeouts[ClusterStats::kRequestTimeout].inc();
   info_.setFlag(kRequestTimeout);
   info_.setFlag(kUpstreamTimeout);

@@ -137,10 +137,12 @@ inline const FamilySpec kQueueDispatched{Kind::kCounter,
                                          "sluice_upstream_queue_dispatched_total",
                                          "Queued requests that left the queue for a host.",
                                          {"cluster"}};
-inline const FamilySpec kQueueTimeouts{Kind::kCounter,
-                                       "sluice_upstream_queue_timeouts_total",
-                                       "Queued requests answered 503 after queue_timeout_ms.",
-                                       {"cluster"}};
+inline const FamilySpec kQueueTimeouts{
+    Kind::kCounter,
+    "sluice_upstream_queue_timeouts_total",
+    "Queued requests that ran out of time there: 503 after queue_timeout_ms, or "
+    "their request deadline (request_timeout_ms) passed.",
+    {"cluster"}};
 inline const FamilySpec kQueueOverflows{
     Kind::kCounter,
     "sluice_upstream_queue_overflows_total",

@@ -64,7 +64,9 @@ struct HostHealth {
   uint64_t warming_since_ms = 0;  // slow start began (steady ms); 0 = not ramping
   uint32_t published_step = 0;    // the slow-start step balancers last saw
   uint64_t last_ejection_end_ms = 0;
-  std::string last_failure;  // reason of the last failed probe
+  std::string last_failure;            // reason of the last failed probe
+  uint64_t not_ejected_logged_ms = 0;  // last "not ejected" log line (steady ms); 0 = none yet
+  uint32_t not_ejected_unlogged = 0;   // streaks refused by the cap since that line
 
   HostHealthStats stats;
 };

@@ -128,6 +128,20 @@ TEST_F(DeadlineTest, TrustedIncomingDeadlineShortensTheBudget) {
   EXPECT_LE(deadlineSeen(r), 5000);
 }
 
+TEST_F(DeadlineTest, TheTightestOfSeveralIncomingDeadlinesWins) {
+  // Two fields (two hops, or a repeated header) and a list: the smallest valid value counts;
+  // values that are not whole milliseconds are ignored.
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send("GET /gateway/echo/x HTTP/1.1\r\nHost: a\r\nX-Request-Deadline-Ms: 4000\r\n"
+                "X-Request-Deadline-Ms: 900, -5, abc, 1.5\r\n\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_EQ(r.status, 200);
+  int64_t ms = deadlineSeen(r);
+  EXPECT_LE(ms, 900);
+  EXPECT_GT(ms, 0);
+}
+
 TEST_F(DeadlineTest, UntrustedListenerIgnoresTheIncomingDeadline) {
   Response r = httpGet(port2_, "/gateway/echo/x", {{"X-Request-Deadline-Ms", "5"}});
   ASSERT_EQ(r.status, 200);  // not shortened to 5 ms
@@ -167,6 +181,18 @@ TEST_F(DeadlineTest, StalledRequestBodyGets408AndAClose) {
   EXPECT_GE(metric(gateway_->adminPort(),
                    R"(sluice_downstream_timeouts_total{listener="edge",kind="body"})"),
             1);
+}
+
+TEST_F(DeadlineTest, BodyStalledPastTheRequestTimeoutIs408NotAnUpstreamTimeout) {
+  // The route's timeout_ms (300) passes while the client still owes 90 body bytes (and before
+  // idle_timeout_ms, 600): the client stalled, not the upstream.
+  RawConnection conn(port());
+  ASSERT_TRUE(
+      conn.send("POST /gateway/short/upload HTTP/1.1\r\nHost: a\r\nContent-Length: 100"
+                "\r\n\r\n0123456789"));
+  Response r = conn.readResponse();
+  EXPECT_TRUE(isJsonError(r, 408)) << r.status << " " << r.body;
+  EXPECT_TRUE(conn.isClosed(3000));
 }
 
 TEST_F(DeadlineTest, OversizedUpstreamHeaderIs502AndItsConnectionClosed) {

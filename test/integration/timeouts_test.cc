@@ -66,6 +66,23 @@ TEST_F(TimeoutsTest, TricklingHeadersStillGet408) {
   EXPECT_TRUE(conn.isClosed(2000));
 }
 
+TEST_F(TimeoutsTest, AClientTricklingAfterIts408CannotHoldTheConnection) {
+  // After the 408 sluice half-closes and reads for a moment (a lingering close, so the 408 is
+  // not destroyed by an RST); a client that keeps sending a byte a second must not keep the
+  // socket open with it: the lingering ends 5 s after it began whatever arrives.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send("GET /gateway/echo/x HTTP/1.1\r\nHost: a\r\n"));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(isJsonError(r, 408));
+  const auto start = std::chrono::steady_clock::now();
+  bool refused = false;
+  while (!refused && std::chrono::steady_clock::now() - start < std::chrono::seconds(20)) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+    refused = !conn.send("X");
+  }
+  EXPECT_TRUE(refused) << "sluice still reads a trickling client 20 s after its 408";
+}
+
 TEST_F(TimeoutsTest, SlowHeadersOfASecondRequestGet408) {
   // On a kept-alive connection the header timeout (not the longer idle timeout) applies as
   // soon as the next request has started.

@@ -80,6 +80,21 @@ TEST(RetryConfig, BadValuesHaveLineAndColumn) {
   EXPECT_EQ(errors.size(), 5u);
 }
 
+TEST(RetryConfig, RetriesGivenTwiceIsRefused) {
+  // `retries` is the old spelling of retry_policy.retries: both at once would let one win
+  // silently.
+  auto errors = loadErrors(std::string(kListener) +
+                           "clusters:\n"
+                           "  - name: a\n"
+                           "    retries: 0\n"
+                           "    retry_policy: {retries: 3}\n"
+                           "  - name: b\n"
+                           "    retries: 2\n"
+                           "    retry_policy: {retry_on: [503]}\n");
+  EXPECT_TRUE(hasError(errors, "4:14", "clusters[0].retries: also given as retry_policy.retries"));
+  EXPECT_EQ(errors.size(), 1u);  // b: `retries` with a policy that does not set it is fine
+}
+
 TEST(RetryConfig, ClusterDefaultsTakeTheKeys) {
   auto c = loadOk(std::string(kListener) +
                   "discovery:\n"
