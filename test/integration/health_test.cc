@@ -455,5 +455,33 @@ TEST(HealthTest, HungBackendIsUnhealthyAfterTimeoutsAndReturnsOnSigcont) {
       to_unhealthy, to_back);
 }
 
+// Probe responses are read with the proxy's own strict parser: an ambiguous response (two
+// different Content-Lengths) fails the check whatever its status, and an interim 100 before the
+// final 200 does not decide it.
+TEST(HealthTest, ProbeResponsesAreParsedStrictly) {
+  EchoBackend b0("b0");
+  ScriptedUpstream bad([](const std::string&, int) {
+    return ScriptedUpstream::Reply{
+        "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\nok", true};
+  });
+  ScriptedUpstream interim([](const std::string&, int) {
+    return ScriptedUpstream::Reply{"HTTP/1.1 100 Continue\r\n\r\n" + okResponse("fine"), true};
+  });
+  Gateway gw(kConfig, {{"B0", b0.address()},
+                       {"B1", bad.address()},
+                       {"B2", interim.address()},
+                       {"EXTRA", kHealthCheck}});
+  ASSERT_TRUE(gw.ready());
+  ASSERT_GE(waitHost(gw.adminPort(), bad.address(),
+                     [](const auto& h) { return h["health"] == "unhealthy"; }),
+            0);
+  nlohmann::json h = hostState(gw.adminPort(), "pool", bad.address());
+  EXPECT_NE(h["last_check_failure"].get<std::string>().find("bad response"), std::string::npos)
+      << h.dump();
+  ASSERT_GE(waitHost(gw.adminPort(), interim.address(),
+                     [](const auto& h) { return h["health"] == "healthy"; }),
+            0);
+}
+
 }  // namespace
 }  // namespace sluice::test

@@ -7,13 +7,15 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <memory>
+
 #include "core/common/log.h"
 #include "core/event/timeval.h"
+#include "core/http/parser.h"
 
 namespace sluice::upstream::health {
 namespace {
 
-constexpr size_t kMaxStatusLine = 4096;
 constexpr size_t kMaxDrain = 64 * 1024;  // response bytes read after the verdict, at most
 
 bool statusExpected(const config::HealthCheck& cfg, uint32_t status) {
@@ -25,8 +27,9 @@ bool statusExpected(const config::HealthCheck& cfg, uint32_t status) {
 
 }  // namespace
 
-// One host's probe loop. Checker thread only.
-class Probe {
+// One host's probe loop. Checker thread only. The response is read with the proxy's own
+// strict parser (core/http/parser.h), so a probe judges exactly what a request would see.
+class Probe : public http::ParserCallbacks {
  public:
   Probe(HealthChecker& owner, event::Worker& thread, std::string cluster,
         std::shared_ptr<Host> host, const config::HealthCheck& cfg)
@@ -44,7 +47,7 @@ class Probe {
     timeval tv = event::toTimeval(first);
     evtimer_add(timer_, &tv);
   }
-  ~Probe() {
+  ~Probe() override {
     closeSocket();
     event_free(timer_);
     event_free(deadline_);
@@ -90,9 +93,11 @@ class Probe {
       return;
     }
     connected_ = false;
-    response_.clear();
     verdict_ = -1;
+    complete_ = false;
     drained_ = 0;
+    parser_ =
+        std::make_unique<http::Parser>(http::Parser::Type::kResponse, this, http::ParserLimits{});
     int rc = connect(fd_, reinterpret_cast<sockaddr*>(&addr), host_->sockAddrLen());
     if (rc != 0 && errno != EINPROGRESS) {
       finish(false, false, std::string("connect: ") + strerror(errno));
@@ -132,40 +137,49 @@ class Probe {
     char buf[4096];
     ssize_t n = recv(fd_, buf, sizeof(buf), 0);
     if (n < 0 && (errno == EAGAIN || errno == EINTR)) return;
-    if (verdict_ >= 0) {
-      // The rest of the response is read (up to kMaxDrain) until the server closes, as asked
-      // by Connection: close: closing with unread bytes would reset the connection, which
-      // backends log as an error on every probe.
-      drained_ += n > 0 ? static_cast<size_t>(n) : 0;
-      if (n <= 0 || drained_ > kMaxDrain) finishWithVerdict();
-      return;
-    }
     if (n <= 0) {
-      finish(false, false,
-             n == 0 ? "closed before a status line" : std::string("recv: ") + strerror(errno));
-      return;
-    }
-    response_.append(buf, static_cast<size_t>(n));
-    size_t eol = response_.find("\r\n");
-    if (eol == std::string::npos) {
-      if (response_.size() > kMaxStatusLine) finish(false, false, "status line too long");
-      return;
-    }
-    // "HTTP/1.x NNN reason"
-    uint32_t status = 0;
-    if (eol >= 12 && response_.compare(0, 7, "HTTP/1.") == 0 && response_[8] == ' ') {
-      for (size_t i = 9; i < 12 && response_[i] >= '0' && response_[i] <= '9'; ++i) {
-        status = status * 10 + static_cast<uint32_t>(response_[i] - '0');
+      // After the final head the verdict stands (a close-delimited or cut-short body says
+      // nothing more about health).
+      if (verdict_ >= 0) {
+        finishWithVerdict();
+      } else {
+        finish(false, false,
+               n == 0 ? "closed before a response head" : std::string("recv: ") + strerror(errno));
       }
-    }
-    if (status < 100 || status > 599) {
-      finish(false, false, "bad status line");
       return;
     }
-    verdict_ = statusExpected(cfg_, status) ? 1 : 0;
-    verdict_detail_ = verdict_ == 1 ? "" : "status " + std::to_string(status);
-    drained_ = response_.size();
-    response_.clear();
+    size_t consumed = 0;
+    http::Parser::Result r = parser_->execute(buf, static_cast<size_t>(n), &consumed);
+    if (complete_) {
+      finishWithVerdict();  // the whole response was read: close cleanly, no reset
+      return;
+    }
+    if (r == http::Parser::Result::kError) {
+      if (verdict_ >= 0) {
+        finishWithVerdict();
+      } else {
+        finish(false, false, "bad response: " + parser_->errorReason());
+      }
+      return;
+    }
+    // The rest of the response is read (up to kMaxDrain), as asked by Connection: close:
+    // closing with unread bytes would reset the connection, which backends log as an error on
+    // every probe.
+    if (verdict_ >= 0 && (drained_ += static_cast<size_t>(n)) > kMaxDrain) finishWithVerdict();
+  }
+
+  // http::ParserCallbacks.
+  int onHead(http::MessageHead& head) override {
+    if (head.status < 200) return 0;  // interim (RFC 9110 §15.2): the final head follows
+    verdict_ = statusExpected(cfg_, head.status) ? 1 : 0;
+    verdict_detail_ = verdict_ == 1 ? "" : "status " + std::to_string(head.status);
+    return 0;
+  }
+  void onBody(const char*, size_t) override {}
+  bool onMessageComplete() override {
+    if (verdict_ < 0) return false;  // an interim response ended: parse on
+    complete_ = true;
+    return true;
   }
 
   void finishWithVerdict() { finish(verdict_ == 1, false, verdict_detail_); }
@@ -203,8 +217,9 @@ class Probe {
   ::event* io_ = nullptr;
   int fd_ = -1;
   bool connected_ = false;
-  std::string response_;  // until the status line is complete
-  int verdict_ = -1;      // from the status line: 1 pass, 0 fail, -1 not yet
+  std::unique_ptr<http::Parser> parser_;  // one per probe (each uses its own connection)
+  int verdict_ = -1;       // from the final response head: 1 pass, 0 fail, -1 not yet
+  bool complete_ = false;  // the whole response has been read
   std::string verdict_detail_;
   size_t drained_ = 0;  // response bytes read after the status line
 };

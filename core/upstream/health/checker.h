@@ -5,7 +5,9 @@
 //
 // A probe: a non-blocking connect to the host (or to `port`), then for `type: http` a
 // `GET <path> HTTP/1.1` with `Host`, `User-Agent: sluice-health-check` and
-// `Connection: close`; the status line decides, and the rest of the response is read until
+// `Connection: close`. The response is read with the proxy's strict parser
+// (core/http/parser.h): the final status decides (an interim 1xx does not, a malformed
+// response fails whatever its status), and the rest of the response is read until it ends or
 // the server closes (at most 64 KiB) so the probe does not reset the connection;
 // `timeout_ms` bounds the whole probe (a verdict already made stands when it expires).
 // The next probe starts interval_ms + random(0..interval_jitter_ms) after one ends.
