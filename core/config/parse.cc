@@ -2,6 +2,7 @@
 // references are in parse_cluster.cc.
 #include "core/config/parse.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -200,36 +201,52 @@ void parseRoute(const Field& field, Context& ctx, Config* config, Spans* spans) 
   route.mark = field.mark;
   Mark& prefix_mark = spans->route_prefix.emplace_back(field.mark);
   Mark& cluster_mark = spans->route_cluster.emplace_back(field.mark);
-  forEachField(field, "route", {"prefix", "cluster", "prefix_rewrite", "timeout_ms", "retry_on"}, ctx,
-               [&](const Field& f) {
-    if (f.key == "prefix") {
-      prefix_mark = f.mark;
-      if (readString(f, ctx, &route.prefix) && route.prefix.rfind('/', 0) != 0) {
-        ctx.error(f.mark, cat(f.label, ": must start with '/', got '", route.prefix, "'"));
-      }
-    } else if (f.key == "cluster") {
-      cluster_mark = f.mark;
-      readName(f, ctx, &route.cluster);
-    } else if (f.key == "timeout_ms") {
-      uint32_t ms = 0;
-      if (readUint32(f, 0, UINT32_MAX, ctx, &ms)) route.timeout_ms = ms;
-    } else if (f.key == "retry_on") {
-      uint32_t bits = 0;
-      parseRetryOn(f, ctx, &bits);
-      route.retry_on = bits;
-    } else {
-      std::string rewrite;
-      if (!readString(f, ctx, &rewrite)) return;
-      if (!rewrite.empty() && rewrite.front() != '/') {
-        ctx.error(f.mark, cat(f.label, ": must be empty or start with '/', got '", rewrite, "'"));
-      }
-      route.prefix_rewrite = std::move(rewrite);
-    }
-  });
+  forEachField(
+      field, "route", {"prefix", "cluster", "prefix_rewrite", "timeout_ms", "retry_on"}, ctx,
+      [&](const Field& f) {
+        if (f.key == "prefix") {
+          prefix_mark = f.mark;
+          if (readString(f, ctx, &route.prefix) && route.prefix.rfind('/', 0) != 0) {
+            ctx.error(f.mark, cat(f.label, ": must start with '/', got '", route.prefix, "'"));
+          }
+        } else if (f.key == "cluster") {
+          cluster_mark = f.mark;
+          readName(f, ctx, &route.cluster);
+        } else if (f.key == "timeout_ms") {
+          uint32_t ms = 0;
+          if (readUint32(f, 0, UINT32_MAX, ctx, &ms)) route.timeout_ms = ms;
+        } else if (f.key == "retry_on") {
+          uint32_t bits = 0;
+          parseRetryOn(f, ctx, &bits);
+          route.retry_on = bits;
+        } else {
+          std::string rewrite;
+          if (!readString(f, ctx, &rewrite)) return;
+          if (!rewrite.empty() && rewrite.front() != '/') {
+            ctx.error(f.mark,
+                      cat(f.label, ": must be empty or start with '/', got '", rewrite, "'"));
+          }
+          route.prefix_rewrite = std::move(rewrite);
+        }
+      });
   requireFields(field, {"prefix", "cluster"}, ctx);
 }
 
 }  // namespace
+
+bool readHeaderName(const Field& f, Context& ctx, std::string* out) {
+  std::string v;
+  if (!readString(f, ctx, &v)) return false;
+  for (char c : v) {
+    if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
+      ctx.error(f.mark,
+                cat(f.label, ": '", v, "' is not a header name (letters, digits, '-', '_')"));
+      return false;
+    }
+  }
+  *out = std::move(v);
+  return true;
+}
 
 void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* spans) {
   Field doc{"", "", root, ctx.markOf(root)};

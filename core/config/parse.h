@@ -49,7 +49,8 @@ void parseResilienceSetting(const Field& field, Context& ctx, Cluster* out);
 // Reads a `retry_on` list (connect_failure, reset, 502, 503, 504, 5xx, per_try_timeout) into a
 // config::RetryOn bit set; the list replaces the defaults.
 void parseRetryOn(const Field& field, Context& ctx, uint32_t* out);
-// Reads a header field name (token characters); "" is allowed (= none).
+// Reads a header field name for the config: letters, digits, '-' and '_' (a strict subset of
+// RFC 9110 tokens, so it survives every proxy on the way); "" is allowed (= none). parse.cc.
 bool readHeaderName(const Field& field, Context& ctx, std::string* out);
 
 // Reads one `clusters` entry; *name_mark gets the mark of its `name` value.

@@ -7,16 +7,6 @@
 namespace sluice::config::internal {
 namespace {
 
-bool validHeaderName(const std::string& s) {
-  if (s.empty()) return false;
-  for (char c : s) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-              c == '-' || c == '_';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 void parseRetryPolicy(const Field& field, Context& ctx, RetryPolicy* out) {
   forEachField(field, "retry_policy",
                {"retries", "retry_on", "backoff_base_ms", "backoff_max_ms", "budget_percent",
@@ -106,17 +96,6 @@ void parseResilienceSetting(const Field& f, Context& ctx, Cluster* out) {
   } else if (f.key == "deadline_header") {
     readHeaderName(f, ctx, &out->deadline_header);
   }
-}
-
-bool readHeaderName(const Field& f, Context& ctx, std::string* out) {
-  std::string v;
-  if (!readString(f, ctx, &v)) return false;
-  if (!v.empty() && !validHeaderName(v)) {
-    ctx.error(f.mark, cat(f.label, ": not a header name: '", v, "'"));
-    return false;
-  }
-  *out = std::move(v);
-  return true;
 }
 
 }  // namespace sluice::config::internal

@@ -65,15 +65,7 @@ void parseClientCertHeaders(const Field& field, Context& ctx, ClientCertHeaders*
                                        : f.key == "uri_san" ? &out->uri_san
                                        : f.key == "dns_san" ? &out->dns_san
                                                             : &out->fingerprint;
-                 if (!readString(f, ctx, target)) return;
-                 for (char c : *target) {
-                   if (!(isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_')) {
-                     ctx.error(f.mark, cat(f.label, ": '", *target,
-                                           "' is not a header name (letters, digits, '-', '_'; "
-                                           "empty to send none)"));
-                     return;
-                   }
-                 }
+                 readHeaderName(f, ctx, target);  // "" sends none
                });
 }
 
