@@ -27,8 +27,10 @@ extern "C" {
 #endif
 
 #define SLUICE_ABI_MAJOR 1u
-/* 1.1: sluice_host_api.metrics (plugin metrics). */
-#define SLUICE_ABI_MINOR 1u
+/* 1.1: sluice_host_api.metrics (plugin metrics).
+ * 1.2: filters: SLUICE_FILTER_ERROR, PAUSE from every data hook, timers, post, request context,
+ *      attributes, body buffering and replacement, local replies with headers. */
+#define SLUICE_ABI_MINOR 2u
 
 /* Name of the one symbol a plugin exports (see SLUICE_PLUGIN_EXPORT in the SDK). */
 #define SLUICE_PLUGIN_ENTRY_SYMBOL "sluice_plugin_entry"

@@ -26,21 +26,90 @@ extern "C" {
  * worker thread that created it. */
 typedef struct sluice_stream sluice_stream;
 
-/* Hook results. Explicit numeric values: never reorder. */
+/* Hook results. Explicit numeric values: never reorder. Every hook that returns a status gives it
+ * the same meaning (the host's filter-chain runner, core/proxy/filter_manager.h, is the one place
+ * that reads them):
+ *
+ *   CONTINUE  go on with the next filter (the one after in the request direction, before in the
+ *             response direction), then with the router or the downstream.
+ *   STOP      stop the chain for good: the filter has called send_local_reply (or
+ *             send_local_reply_headers) during the hook. If it did not, the host answers 500 and
+ *             counts an error for the filter. From a response hook the local reply replaces the
+ *             upstream's response when no byte of it went downstream yet; otherwise the
+ *             downstream connection is reset.
+ *   PAUSE     stop iterating for now, keep the request: the filter calls resume() (or a local
+ *             reply) later, from the stream's worker thread, e.g. from a timer or a post. Valid
+ *             from every data hook (headers and body, both directions). While paused, data of
+ *             that direction that arrives is held by the host (flow control stops reading when
+ *             it holds more than its buffer limit) and given to the next filter after resume().
+ *             Nothing of that direction passes the paused filter: a request paused in its
+ *             headers is not routed and nothing goes upstream.
+ *   ERROR     the filter failed (ABI 1.2): the host applies the filter entry's `failure_mode`:
+ *             `open` counts the error and goes on as with CONTINUE; `closed` (the default)
+ *             answers 500 (request hooks, and response hooks before a byte went downstream) or
+ *             resets the downstream connection. The SDK returns it when a hook throws.
+ *
+ * A local reply sent during a hook wins over the status the hook returns (it is read as STOP).
+ * Any other value is read as ERROR. Hooks never run again for a stream after it stopped. */
 typedef uint32_t sluice_filter_status;
-/* Go on with the next filter. */
 #define SLUICE_FILTER_CONTINUE 0u
-/* Stop the chain: the filter has called send_local_reply (if it did not, the host answers 500). */
 #define SLUICE_FILTER_STOP 1u
-/* Stop here for now: the filter will call resume() later, from the same worker thread (e.g. from
- * a timer or an asynchronous lookup). Valid from on_request_headers only; elsewhere read as
- * CONTINUE. */
 #define SLUICE_FILTER_PAUSE 2u
+#define SLUICE_FILTER_ERROR 3u
 
 /* Which header map an accessor works on. */
 typedef uint32_t sluice_header_map;
 #define SLUICE_HEADERS_REQUEST 0u  /* request headers, as they will be sent upstream */
 #define SLUICE_HEADERS_RESPONSE 1u /* response headers, as they will be sent downstream */
+
+/* ---- Types of ABI 1.2 ---- */
+
+/* Which body a body call works on (same values as sluice_header_map). */
+typedef uint32_t sluice_body_dir;
+#define SLUICE_BODY_REQUEST 0u
+#define SLUICE_BODY_RESPONSE 1u
+
+/* One header field for send_local_reply_headers (borrowed for the call). */
+typedef struct sluice_header_field {
+  sluice_str name;
+  sluice_str value;
+} sluice_header_field;
+
+/* Facts about a request, read with attribute(). Explicit numeric values: never reorder. Every
+ * value is a borrowed string valid until the stream ends; {NULL, 0} when the fact does not exist
+ * for this request (e.g. TLS facts on a plain connection, the cluster of a request no route
+ * matched). */
+typedef uint32_t sluice_attribute;
+#define SLUICE_ATTR_ROUTE_NAME 1u        /* the matched route's `name` (or its prefix when unnamed) */
+#define SLUICE_ATTR_CLUSTER_NAME 2u      /* the route's target cluster */
+#define SLUICE_ATTR_LISTENER_NAME 3u     /* the listener the request came in on */
+#define SLUICE_ATTR_REQUEST_ID 4u        /* X-Request-Id as it will go upstream (after the filters
+                                          * before this one); absent when there is none */
+#define SLUICE_ATTR_TLS_SNI 5u           /* server name the client sent (RFC 6066 §3) */
+#define SLUICE_ATTR_TLS_VERSION 6u       /* "TLSv1.2", "TLSv1.3" */
+#define SLUICE_ATTR_TLS_PEER_SUBJECT 7u  /* verified client certificate's subject, RFC 2253 form;
+                                          * absent without a verified client certificate */
+#define SLUICE_ATTR_UPSTREAM_PATH 8u     /* path plus query as it will be sent upstream (after the
+                                          * route's context path / prefix rewrite) */
+#define SLUICE_ATTR_PROTOCOL 9u          /* "HTTP/1.0" or "HTTP/1.1" */
+
+/* Clocks for start_time_us. */
+typedef uint32_t sluice_clock;
+#define SLUICE_CLOCK_MONOTONIC 0u /* same clock as sluice_host_api.now_us */
+#define SLUICE_CLOCK_REALTIME 1u  /* microseconds since the Unix epoch */
+
+/* Runs on the stream's worker thread when a timer fires. `stream` is the stream that armed it
+ * (alive: the host cancels a stream's timers when it ends); `id` is what timer_arm returned. */
+typedef void (*sluice_timer_fn)(void* arg, sluice_stream* stream, uint64_t id);
+
+/* A stream's name for post() from other threads: a number, never a pointer, so holding one
+ * after the stream ended is harmless. 0 is never a valid reference. */
+typedef uint64_t sluice_stream_ref;
+
+/* Runs on the stream's worker thread, exactly once per successful post(). `stream` is the live
+ * stream, or NULL when it ended before the callback could run (free `arg` then; do not touch any
+ * per-request object). */
+typedef void (*sluice_post_fn)(void* arg, sluice_stream* stream);
 
 /* Host callbacks for filters (sluice_host_api.filter). Every function: worker thread of the
  * stream only; `stream` must be the handle passed to the current hook (or to stream_create).
@@ -78,13 +147,79 @@ typedef struct sluice_filter_host_api {
   size_t (*header_remove)(sluice_stream* stream, sluice_header_map map, sluice_str name);
   /* Answer the request locally with `status` (100..599 are not accepted: 200..599 only),
    * `content_type` (may be empty) and `body` (copied). Call it from a request hook, then return
-   * SLUICE_FILTER_STOP; or call it while paused, instead of resume(). */
+   * SLUICE_FILTER_STOP; or call it while paused, instead of resume(). From a response hook it
+   * replaces the upstream's response (see SLUICE_FILTER_STOP). The downstream connection stays
+   * open for the next request when the request was read completely (or its rest can be read and
+   * discarded); otherwise the reply carries Connection: close. */
   void (*send_local_reply)(sluice_stream* stream, uint32_t status, sluice_str content_type,
                            sluice_str body);
-  /* Continue a chain the filter paused (SLUICE_FILTER_PAUSE) with the next filter. */
+  /* Continue a chain the filter paused (SLUICE_FILTER_PAUSE) with the next filter. Called
+   * during the hook that is about to return PAUSE, the chain goes on as soon as it returns.
+   * Ignored when the stream is not paused by this filter. */
   void (*resume)(sluice_stream* stream);
   /* Index of the worker running this stream (0-based). */
   uint32_t (*worker_index)(const sluice_stream* stream);
+
+  /* ---- ABI 1.2: read a field only when struct_size covers it (hosts 1.0/1.1 lack them). ---- */
+
+  /* Timers. Arms a one-shot timer on the stream's worker: fn(arg, stream, id) runs on that thread
+   * after `delay_ms` (0 = on the next event-loop turn). Returns a timer id (> 0), or 0 when the
+   * stream is ending. The host cancels every timer of a stream when the stream ends (fn is then
+   * never called, so `arg` should be owned by the filter's per-request state). Worker thread. */
+  uint64_t (*timer_arm)(sluice_stream* stream, uint64_t delay_ms, sluice_timer_fn fn, void* arg);
+  /* Cancels timer `id` of this stream. Returns 1 when it was pending, 0 when it already ran, was
+   * cancelled or never existed. Worker thread. */
+  int (*timer_cancel)(sluice_stream* stream, uint64_t id);
+
+  /* Coming back to the worker from another thread (an asynchronous lookup, a client library's
+   * own thread). stream_ref: worker thread; the reference stays harmless forever. */
+  sluice_stream_ref (*stream_ref)(const sluice_stream* stream);
+  /* Any thread. Queues fn(arg, stream) to run on the worker that owns `ref`; the host checks
+   * there whether the stream is still alive and passes NULL when it is not. Returns 0 (fn will be
+   * called exactly once), or -1 when `ref` names no worker of this process or the worker is gone
+   * (fn is never called; the caller keeps `arg`). */
+  int (*post)(sluice_stream_ref ref, sluice_post_fn fn, void* arg);
+
+  /* The request context: a string-keyed store shared by every filter of one request (request
+   * id, consumer name, auth claims), readable in the access log as %{ctx.KEY} and in the JSON
+   * line under "ctx". Keys: 1..64 bytes of [A-Za-z0-9_.-]; values: any bytes up to 4096; at most
+   * 64 keys per request. Well-known keys (docs/writing-a-filter.md): "consumer" (the caller an
+   * auth filter identified), "auth.method", "jwt.<claim>". Worker thread.
+   * Sets (copies) `value` under `key`, replacing an earlier value. Returns 0, or -1 when the key
+   * or value is invalid or the store is full (nothing changed). */
+  int (*context_set)(sluice_stream* stream, sluice_str key, sluice_str value);
+  /* The value under `key`, or {NULL, 0} when absent. Borrowed until the next context_set of the
+   * same key or the end of the stream. */
+  sluice_str (*context_get)(const sluice_stream* stream, sluice_str key);
+
+  /* A fact about the request (see sluice_attribute); {NULL, 0} when absent or unknown. */
+  sluice_str (*attribute)(const sluice_stream* stream, sluice_attribute attr);
+  /* When the request head arrived, in microseconds of `clock`. */
+  uint64_t (*start_time_us)(const sluice_stream* stream, sluice_clock clock);
+
+  /* Bodies. From on_request_headers (SLUICE_BODY_REQUEST) or on_response_headers
+   * (SLUICE_BODY_RESPONSE): asks the host to collect that body, up to `max_bytes`, before this
+   * filter's body hook sees it. The hook is then called once, with the whole body and
+   * end_stream 1 (not at all for a message without a body), and the message does not pass this
+   * filter before that: a buffered request is not sent upstream (its headers neither) until the
+   * whole body went through the filter; a buffered response's headers wait likewise. A body over
+   * `max_bytes` ends the request with `over_limit_status` (0: 413 for a request, 502 for a
+   * response). Returns 0, or -1 when called from another hook. */
+  int (*buffer_body)(sluice_stream* stream, sluice_body_dir dir, uint64_t max_bytes,
+                     uint32_t over_limit_status);
+  /* From the body hook that received a whole buffered body (see buffer_body): replaces that body
+   * by `data` (copied) for the rest of the chain, upstream or downstream; the host sets
+   * Content-Length to match (chunked framing is dropped). Returns 0, or -1 when the body was not
+   * buffered for this filter or the hook is not that call. */
+  int (*body_replace)(sluice_stream* stream, sluice_body_dir dir, sluice_str data);
+
+  /* send_local_reply with extra response header fields (copied), e.g. WWW-Authenticate,
+   * Retry-After, RateLimit-*. Fields with invalid syntax (RFC 9110 §5.1, §5.5) and framing or
+   * hop-by-hop fields (Content-Length, Transfer-Encoding, Connection, ...) are dropped and
+   * logged. Same rules as send_local_reply otherwise. */
+  void (*send_local_reply_headers)(sluice_stream* stream, uint32_t status, sluice_str content_type,
+                                   sluice_str body, const sluice_header_field* headers,
+                                   size_t header_count);
 } sluice_filter_host_api;
 
 /* The filter's table (sluice_plugin_descriptor.hooks). Optional hooks may be NULL. */
@@ -99,31 +234,39 @@ typedef struct sluice_filter_plugin {
   /* Main thread. Called after every worker instance of this config was destroyed. */
   void (*config_destroy)(void* config);
 
-  /* Worker thread `worker_index`. One per worker per config instance. NULL means failure (the
-   * worker then answers 500 for requests through this filter, and logs it). */
+  /* Worker thread `worker_index`. One per worker per config instance. NULL means failure: logged,
+   * then the entry's failure_mode applies to every request through it (`closed`: 500; `open`:
+   * the filter is skipped). */
   void* (*worker_create)(void* config, uint32_t worker_index);
   /* Worker thread. */
   void (*worker_destroy)(void* worker);
 
   /* Worker thread, at request start. Optional: when NULL, hooks get the worker instance as
-   * `self`. Otherwise the returned pointer is `self` (NULL means failure: 500). */
+   * `self`. Otherwise the returned pointer is `self` (NULL means failure, handled by the entry's
+   * failure_mode as for worker_create). */
   void* (*stream_create)(void* worker, sluice_stream* stream);
   /* Worker thread, after on_log. Optional. */
   void (*stream_destroy)(void* self);
 
-  /* Request headers complete, before routing (hop-by-hop fields already removed, X-Forwarded-*
-   * added: the headers as they will go upstream; the router runs after the last filter).
-   * `end_stream` is 1 when the request has no body. Optional (NULL = CONTINUE). */
+  /* Request headers complete (hop-by-hop fields already removed, X-Forwarded-* added: the headers
+   * as they will go upstream). The route is matched before the chain runs (by path, which
+   * filters cannot change), so its name and cluster are attributes here and a route may have a
+   * chain of its own (routes[].filters); the request goes upstream after the last filter.
+   * `end_stream` is 1 when the request has no body. Any status. Optional (NULL = CONTINUE). */
   sluice_filter_status (*on_request_headers)(void* self, sluice_stream* stream, int end_stream);
-  /* A piece of request body (read-only, borrowed for the call). `end_stream` 1 on the last one.
-   * CONTINUE or STOP. Optional. */
+  /* A piece of request body (read-only, borrowed for the call), or the whole body once when the
+   * filter asked for buffer_body. `end_stream` 1 on the last one (possibly with len 0). Any
+   * status. Optional. */
   sluice_filter_status (*on_request_body)(void* self, sluice_stream* stream, const char* data,
                                           size_t len, int end_stream);
-  /* Response headers from upstream (or of a local reply), before they go downstream. May change
-   * them; STOP replaces the response by the local reply the filter sent. Optional. */
+  /* Response headers from upstream (or of a local reply), before they go downstream; response
+   * filters run in reverse chain order. May change them; STOP replaces the response by the local
+   * reply the filter sent (a local reply's own headers pass the response hooks once, and a local
+   * reply sent from there is not filtered again). Any status. Optional. */
   sluice_filter_status (*on_response_headers)(void* self, sluice_stream* stream, int end_stream);
-  /* A piece of response body (read-only). CONTINUE or STOP (STOP resets the downstream
-   * connection when bytes have already gone out). Optional. */
+  /* A piece of response body (read-only), or the whole body once after buffer_body. Any status
+   * (STOP and ERROR reset the downstream connection when bytes have already gone out).
+   * Optional. */
   sluice_filter_status (*on_response_body)(void* self, sluice_stream* stream, const char* data,
                                            size_t len, int end_stream);
   /* The request ended (completed, reset or failed); always called once per stream_create.

@@ -26,11 +26,21 @@ struct Mark {
 // A plugin named in the config: `{name: round_robin, config: {...}}` or the shorthand string
 // `round_robin`. `config` is the plugin's own YAML subtree (Null when absent); only the plugin
 // validates it.
+// What a filter's failure means for its request (`failure_mode:` of a filter entry): its
+// worker_create/stream_create failed or a hook returned SLUICE_FILTER_ERROR (an exception).
+enum class FailureMode : uint8_t {
+  kClosed,  // answer 500 (the default: an auth filter that fails must not let requests by)
+  kOpen,    // count the error and go on as if the filter were not there
+};
+
 struct PluginRef {
   std::string name;  // [A-Za-z0-9._-]+
   std::string path;  // optional explicit .so path (`path:` key), absolute after load (relative
                      // ones are resolved like plugin_paths); empty = search plugin_paths
   YAML::Node config;
+  // Filters only.
+  FailureMode failure_mode = FailureMode::kClosed;
+  bool disabled = false;  // in routes[].filters (extend): removes the listener's entry of `name`
   Mark mark;
 };
 
@@ -185,9 +195,20 @@ struct Cluster {
   Mark mark;
 };
 
+// How routes[].filters combine with the listener's chain.
+enum class FiltersMode : uint8_t {
+  kExtend,   // the listener's chain, then the route's entries; an entry naming a listener filter
+             // replaces that entry in place (its own config: per-route config) or, with
+             // `disabled: true`, removes it
+  kReplace,  // only the route's entries
+};
+
 struct Route {
+  std::string name;                           // optional; "" = unnamed (attribute: the prefix)
   std::string prefix;                         // must start with '/'
   std::string cluster;                        // target cluster name
+  std::vector<PluginRef> filters;             // per-route filter entries (see FiltersMode)
+  FiltersMode filters_mode = FiltersMode::kExtend;
   std::optional<std::string> prefix_rewrite;  // replaces `prefix` in the upstream path
   std::optional<uint32_t> timeout_ms;         // overrides the cluster's request_timeout_ms
   std::optional<uint32_t> retry_on;           // overrides the cluster's retry_policy.retry_on

@@ -27,6 +27,16 @@ WorkerFilterChain::~WorkerFilterChain() {
   }
 }
 
+config::FailureMode WorkerFilterChain::failureMode(size_t i) const {
+  return i < info_->config.filters.size() ? info_->config.filters[i].failure_mode
+                                          : config::FailureMode::kClosed;
+}
+
+std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Route* route) {
+  (void)route;  // routes[].filters: not built yet
+  return shared_from_this();
+}
+
 WorkerRuntime::WorkerRuntime(event::Worker& worker) : worker_(worker), pool_(worker) {}
 
 WorkerRuntime::~WorkerRuntime() {

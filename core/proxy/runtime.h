@@ -43,7 +43,7 @@ struct RouteTable {
 
 // One worker's instance of a listener's filter chain. Streams keep a reference, so a chain
 // replaced on reload lives until its last request ends.
-class WorkerFilterChain {
+class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain> {
  public:
   WorkerFilterChain(std::shared_ptr<const ListenerInfo> info, uint32_t worker_index);
   ~WorkerFilterChain();  // worker_destroy for each filter
@@ -55,6 +55,13 @@ class WorkerFilterChain {
   const sluice_filter_plugin& hooks(size_t i) const { return info_->filters[i]->hooks(); }
   void* worker(size_t i) const { return workers_[i]; }
   const std::string& name(size_t i) const { return info_->filters[i]->name(); }
+  // The entry's failure_mode (its PluginRef in the listener or route config).
+  config::FailureMode failureMode(size_t i) const;
+  // The chain a request matched to `route` runs: this listener chain when the route has no
+  // filters of its own (or `route` is nullptr: context-path routing, no route matched), else
+  // the route's chain for this listener on this worker (routes[].filters, FiltersMode).
+  // Worker thread. Never null.
+  std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
 
  private:
   std::shared_ptr<const ListenerInfo> info_;

@@ -21,11 +21,19 @@
 // object lives for one request on that worker's thread, so neither needs locks. The config
 // outlives its workers, a worker outlives its filters; keep references downward only.
 //
-// Exceptions: the SDK's trampolines catch everything. A throwing request or response hook is
-// logged, answered with a local 500 (headers hooks) and the chain is stopped.
+// Exceptions: the SDK's trampolines catch everything; nothing crosses the C ABI. A throwing hook
+// is logged and reported to the host as FilterStatus::kError, which applies the filter entry's
+// `failure_mode` (closed: 500, or a reset once the response started; open: go on).
+//
+// Asynchronous work (ABI 1.2): return kPause from a data hook, then later, on the same worker,
+// call Stream::resume() or answer with sendLocalReply(). Stream::armTimer() calls the filter's
+// onTimer() on its worker; Stream::ref() gives a StreamRef that another thread can post() a
+// callback through (it runs on the worker, with nullptr when the request ended meanwhile).
+// docs/writing-a-filter.md walks through all of it.
 #pragma once
 
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -42,7 +50,56 @@ namespace sluice::sdk {
 enum class FilterStatus : sluice_filter_status {
   kContinue = SLUICE_FILTER_CONTINUE,  // go on with the next filter
   kStop = SLUICE_FILTER_STOP,          // stop the chain: a local reply was sent
-  kPause = SLUICE_FILTER_PAUSE,        // onRequestHeaders only: call Stream::resume() later
+  kPause = SLUICE_FILTER_PAUSE,        // hold the message here: Stream::resume() (or a reply) later
+  kError = SLUICE_FILTER_ERROR,        // the filter failed: the entry's failure_mode decides
+};
+
+// Which body (values of sluice_body_dir).
+enum class Body : sluice_body_dir {
+  kRequest = SLUICE_BODY_REQUEST,
+  kResponse = SLUICE_BODY_RESPONSE,
+};
+
+// Facts about a request (values of sluice_attribute); see core/api/filter.h.
+enum class Attribute : sluice_attribute {
+  kRouteName = SLUICE_ATTR_ROUTE_NAME,
+  kClusterName = SLUICE_ATTR_CLUSTER_NAME,
+  kListenerName = SLUICE_ATTR_LISTENER_NAME,
+  kRequestId = SLUICE_ATTR_REQUEST_ID,
+  kTlsSni = SLUICE_ATTR_TLS_SNI,
+  kTlsVersion = SLUICE_ATTR_TLS_VERSION,
+  kTlsPeerSubject = SLUICE_ATTR_TLS_PEER_SUBJECT,
+  kUpstreamPath = SLUICE_ATTR_UPSTREAM_PATH,
+  kProtocol = SLUICE_ATTR_PROTOCOL,
+};
+
+// One extra header field of a local reply.
+struct Header {
+  std::string_view name;
+  std::string_view value;
+};
+
+class Stream;
+
+// A request's name for coming back to its worker from another thread (ABI 1.2). Cheap to copy,
+// safe to keep after the request ended (it is a number, not a pointer). Any thread.
+class StreamRef {
+ public:
+  StreamRef() = default;
+  StreamRef(const sluice_filter_host_api* api, sluice_stream_ref ref) : api_(api), ref_(ref) {}
+
+  // Runs fn(Stream*) on the request's worker thread: with the live stream, or with nullptr when
+  // the request ended before fn could run (then touch nothing per-request). False when the
+  // worker no longer exists (fn is destroyed, never called). An exception from fn is caught;
+  // when the stream is alive it is answered 500 (or reset when its response started).
+  template <typename Fn>
+  bool post(Fn&& fn) const;
+
+  bool valid() const { return api_ != nullptr && ref_ != 0; }
+
+ private:
+  const sluice_filter_host_api* api_ = nullptr;
+  sluice_stream_ref ref_ = 0;
 };
 
 // Which header map (values of sluice_header_map).
@@ -58,6 +115,10 @@ enum class HeaderMap : sluice_header_map {
 class Stream {
  public:
   Stream(const sluice_filter_host_api* api, sluice_stream* stream) : api_(api), stream_(stream) {}
+  // With the SDK's timer trampoline: armTimer() calls back into the filter (set by the SDK).
+  Stream(const sluice_filter_host_api* api, sluice_stream* stream, sluice_timer_fn timer_fn,
+         void* timer_arg)
+      : api_(api), stream_(stream), timer_fn_(timer_fn), timer_arg_(timer_arg) {}
 
   std::string_view method() const { return view(api_->method(stream_)); }
   // Request target as the client sent it (path plus query), before any rewrite.
@@ -110,8 +171,80 @@ class Stream {
                       std::string_view content_type = "text/plain") {
     api_->send_local_reply(stream_, status, str(content_type), str(body));
   }
-  // Continue a chain this filter paused. Same worker thread, any later event-loop callback.
+  // Same, with extra response header fields (WWW-Authenticate, Retry-After, ...). Fields with
+  // invalid syntax and framing/hop-by-hop fields are dropped by the host (and logged).
+  void sendLocalReply(uint32_t status, std::string_view body, std::string_view content_type,
+                      std::initializer_list<Header> headers) {
+    sendLocalReply(status, body, content_type, headers.begin(), headers.size());
+  }
+  void sendLocalReply(uint32_t status, std::string_view body, std::string_view content_type,
+                      const Header* headers, size_t count) {
+    // Header and sluice_header_field differ in type; copy into the C layout (small, bounded).
+    constexpr size_t kMax = 32;
+    sluice_header_field fields[kMax];
+    size_t n = count < kMax ? count : kMax;
+    for (size_t i = 0; i < n; ++i) fields[i] = {str(headers[i].name), str(headers[i].value)};
+    api_->send_local_reply_headers(stream_, status, str(content_type), str(body), fields, n);
+  }
+  // Continue a chain this filter paused. Same worker thread, any later event-loop callback (or
+  // during the hook that returns kPause).
   void resume() { api_->resume(stream_); }
+
+  // --- ABI 1.2 ---
+
+  // Arms a one-shot timer: the filter's onTimer(stream, id) runs on this worker after
+  // `delay_ms` (0 = next loop turn). Returns the id (> 0), or 0 when the request is ending.
+  // The host cancels the request's timers when it ends. Only from inside a hook or callback of
+  // a filter built with SLUICE_FILTER_PLUGIN (returns 0 on a Stream made by hand).
+  uint64_t armTimer(uint64_t delay_ms) {
+    if (timer_fn_ == nullptr) return 0;
+    return api_->timer_arm(stream_, delay_ms, timer_fn_, timer_arg_);
+  }
+  // True when timer `id` was pending and is now cancelled.
+  bool cancelTimer(uint64_t id) { return api_->timer_cancel(stream_, id) == 1; }
+  // The request's name for StreamRef::post() from other threads.
+  StreamRef ref() const { return StreamRef(api_, api_->stream_ref(stream_)); }
+
+  // The request context shared by every filter of this request (keys: 1..64 of
+  // [A-Za-z0-9_.-], values up to 4096 bytes, at most 64 keys). False when refused.
+  bool setContext(std::string_view key, std::string_view value) {
+    return api_->context_set(stream_, str(key), str(value)) == 0;
+  }
+  std::optional<std::string_view> context(std::string_view key) const {
+    sluice_str v = api_->context_get(stream_, str(key));
+    if (v.data == nullptr) return std::nullopt;
+    return std::string_view(v.data, v.len);
+  }
+
+  // Request facts; nullopt when absent (TLS facts on plain connections, ...).
+  std::optional<std::string_view> attribute(Attribute a) const {
+    sluice_str v = api_->attribute(stream_, static_cast<sluice_attribute>(a));
+    if (v.data == nullptr) return std::nullopt;
+    return std::string_view(v.data, v.len);
+  }
+  std::string_view routeName() const { return attribute(Attribute::kRouteName).value_or(""); }
+  std::string_view clusterName() const { return attribute(Attribute::kClusterName).value_or(""); }
+  std::string_view listenerName() const {
+    return attribute(Attribute::kListenerName).value_or("");
+  }
+  // When the request head arrived: monotonic µs (same clock as Host::nowUs()).
+  uint64_t startTimeUs() const { return api_->start_time_us(stream_, SLUICE_CLOCK_MONOTONIC); }
+  // When the request head arrived: µs since the Unix epoch.
+  uint64_t startTimeUnixUs() const {
+    return api_->start_time_us(stream_, SLUICE_CLOCK_REALTIME);
+  }
+
+  // From onRequestHeaders (kRequest) or onResponseHeaders (kResponse): the body hook then sees
+  // the whole body once (end_stream true), at most `max_bytes`; a larger body ends the request
+  // with `over_limit_status` (0: 413 request, 502 response). False from another hook.
+  bool bufferBody(Body body, uint64_t max_bytes, uint32_t over_limit_status = 0) {
+    return api_->buffer_body(stream_, static_cast<sluice_body_dir>(body), max_bytes,
+                             over_limit_status) == 0;
+  }
+  // From the body hook that got a whole buffered body: replace it (Content-Length follows).
+  bool replaceBody(Body body, std::string_view data) {
+    return api_->body_replace(stream_, static_cast<sluice_body_dir>(body), str(data)) == 0;
+  }
 
   // The raw handle, valid until the request ends (e.g. to resume() from a timer later: build a
   // new Stream from api() and raw() on the same worker thread).
@@ -126,7 +259,44 @@ class Stream {
   }
   const sluice_filter_host_api* api_;
   sluice_stream* stream_;
+  sluice_timer_fn timer_fn_ = nullptr;
+  void* timer_arg_ = nullptr;
 };
+
+namespace internal {
+// What StreamRef::post() hands the host as `arg`: the callable, until it ran.
+template <typename Fn>
+struct Posted {
+  const sluice_filter_host_api* api;
+  Fn fn;
+  static void run(void* arg, sluice_stream* s) noexcept {
+    std::unique_ptr<Posted> self(static_cast<Posted*>(arg));  // exactly one call: take it back
+    if (s == nullptr) {
+      try {
+        self->fn(static_cast<Stream*>(nullptr));
+      } catch (...) {
+      }
+      return;
+    }
+    Stream stream(self->api, s);
+    try {
+      self->fn(&stream);
+    } catch (...) {
+      stream.sendLocalReply(500, "filter error\n");
+    }
+  }
+};
+}  // namespace internal
+
+template <typename Fn>
+bool StreamRef::post(Fn&& fn) const {
+  if (!valid()) return false;
+  using P = internal::Posted<std::decay_t<Fn>>;
+  auto holder = std::make_unique<P>(P{api_, std::forward<Fn>(fn)});
+  if (api_->post(ref_, &P::run, holder.get()) != 0) return false;
+  holder.release();  // owned by the host's queue until P::run takes it back
+  return true;
+}
 
 // True when `name` is a valid header field name (an RFC 9110 token: 1+ of
 // !#$%&'*+-.^_`|~ digits letters). Use it to validate names at config time.
@@ -152,23 +322,28 @@ class Filter {
  public:
   virtual ~Filter() = default;
   // Request headers complete; `end_stream` when the request has no body. May return kPause.
-  virtual FilterStatus onRequestHeaders(Stream& stream, bool end_stream) {
+  virtual FilterStatus onRequestHeaders(Stream& /*stream*/, bool /*end_stream*/) {
     return FilterStatus::kContinue;
   }
-  // A piece of request body (borrowed for the call).
-  virtual FilterStatus onRequestBody(Stream& stream, std::string_view data, bool end_stream) {
+  // A piece of request body (borrowed for the call), or the whole body after bufferBody().
+  virtual FilterStatus onRequestBody(Stream& /*stream*/, std::string_view /*data*/,
+                                     bool /*end_stream*/) {
     return FilterStatus::kContinue;
   }
   // Response headers, before they go downstream; may change them.
-  virtual FilterStatus onResponseHeaders(Stream& stream, bool end_stream) {
+  virtual FilterStatus onResponseHeaders(Stream& /*stream*/, bool /*end_stream*/) {
     return FilterStatus::kContinue;
   }
-  // A piece of response body (borrowed for the call).
-  virtual FilterStatus onResponseBody(Stream& stream, std::string_view data, bool end_stream) {
+  // A piece of response body (borrowed for the call), or the whole body after bufferBody().
+  virtual FilterStatus onResponseBody(Stream& /*stream*/, std::string_view /*data*/,
+                                      bool /*end_stream*/) {
     return FilterStatus::kContinue;
   }
+  // A timer armed with Stream::armTimer() fired (`id` is what armTimer returned). Call resume()
+  // or sendLocalReply() from here to end a pause. An exception is logged and answered 500.
+  virtual void onTimer(Stream& /*stream*/, uint64_t /*id*/) {}
   // The request ended (completed, reset or failed); called exactly once. Read-only.
-  virtual void onLog(const Stream& stream) {}
+  virtual void onLog(const Stream& /*stream*/) {}
 };
 
 // Default worker type: no per-worker state.

@@ -76,51 +76,62 @@ struct FilterPlugin {
     std::unique_ptr<State> owned(static_cast<State*>(self));  // takes back the handle
   }
 
-  // After a hook threw: log it, answer 500 when a reply can still replace the response, stop.
-  static sluice_filter_status fault(State& st, Stream& stream, const char* where,
-                                    bool reply) noexcept {
+  // After a hook threw: log it and report ERROR (the host applies the entry's failure_mode).
+  static sluice_filter_status fault(State& st, const char* where) noexcept {
     logException(st.host, where);
-    if (reply) stream.sendLocalReply(500, "filter error\n");
-    return SLUICE_FILTER_STOP;
+    return SLUICE_FILTER_ERROR;
+  }
+  // The Stream a hook sees: armTimer() comes back through onTimer below.
+  static Stream streamOf(State& st, sluice_stream* s) { return Stream(st.api, s, &timer, &st); }
+  // sluice_timer_fn: `arg` is the State (alive: the host cancels timers when the stream ends).
+  static void timer(void* arg, sluice_stream* s, uint64_t id) noexcept {
+    State& st = *static_cast<State*>(arg);
+    Stream stream = streamOf(st, s);
+    try {
+      st.filter.onTimer(stream, id);
+    } catch (...) {
+      logException(st.host, "onTimer");
+      stream.sendLocalReply(500, "filter error\n");
+    }
   }
   static sluice_filter_status requestHeaders(void* self, sluice_stream* s, int end) noexcept {
     State& st = *static_cast<State*>(self);
-    Stream stream(st.api, s);
+    Stream stream = streamOf(st, s);
     try {
       return static_cast<sluice_filter_status>(st.filter.onRequestHeaders(stream, end != 0));
     } catch (...) {
-      return fault(st, stream, "onRequestHeaders", true);
+      return fault(st, "onRequestHeaders");
     }
   }
   static sluice_filter_status requestBody(void* self, sluice_stream* s, const char* data,
                                           size_t len, int end) noexcept {
     State& st = *static_cast<State*>(self);
-    Stream stream(st.api, s);
+    Stream stream = streamOf(st, s);
     try {
       return static_cast<sluice_filter_status>(
           st.filter.onRequestBody(stream, std::string_view(data, len), end != 0));
     } catch (...) {
-      return fault(st, stream, "onRequestBody", true);
+      return fault(st, "onRequestBody");
     }
   }
   static sluice_filter_status responseHeaders(void* self, sluice_stream* s, int end) noexcept {
     State& st = *static_cast<State*>(self);
-    Stream stream(st.api, s);
+    Stream stream = streamOf(st, s);
     try {
       return static_cast<sluice_filter_status>(st.filter.onResponseHeaders(stream, end != 0));
     } catch (...) {
-      return fault(st, stream, "onResponseHeaders", true);
+      return fault(st, "onResponseHeaders");
     }
   }
   static sluice_filter_status responseBody(void* self, sluice_stream* s, const char* data,
                                            size_t len, int end) noexcept {
     State& st = *static_cast<State*>(self);
-    Stream stream(st.api, s);
+    Stream stream = streamOf(st, s);
     try {
       return static_cast<sluice_filter_status>(
           st.filter.onResponseBody(stream, std::string_view(data, len), end != 0));
     } catch (...) {
-      return fault(st, stream, "onResponseBody", false);
+      return fault(st, "onResponseBody");
     }
   }
   static void log(void* self, const sluice_stream* s) noexcept {

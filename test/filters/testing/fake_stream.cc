@@ -85,9 +85,85 @@ const sluice_filter_host_api kApi = {
     },
     [](sluice_stream* s) { ++FakeStream::of(s).resumed; },
     [](const sluice_stream* s) { return FakeStream::of(s).worker_index; },
+    // ABI 1.2.
+    [](sluice_stream* s, uint64_t delay_ms, sluice_timer_fn fn, void* arg) -> uint64_t {
+      FakeStream& f = FakeStream::of(s);
+      uint64_t id = f.next_timer_id++;
+      f.timers.push_back(FakeTimer{id, delay_ms, fn, arg});
+      return id;
+    },
+    [](sluice_stream* s, uint64_t id) -> int {
+      auto& t = FakeStream::of(s).timers;
+      auto it = std::find_if(t.begin(), t.end(), [&](const FakeTimer& x) { return x.id == id; });
+      if (it == t.end()) return 0;
+      t.erase(it);
+      return 1;
+    },
+    [](const sluice_stream* s) -> sluice_stream_ref { return FakeStream::of(s).ref; },
+    [](sluice_stream_ref ref, sluice_post_fn fn, void* arg) -> int {
+      return FilterHarness::post(ref, fn, arg);
+    },
+    [](sluice_stream* s, sluice_str key, sluice_str value) -> int {
+      std::string_view k = view(key);
+      if (k.empty() || k.size() > 64 || value.len > 4096) return -1;
+      for (char c : k) {
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+          return -1;
+        }
+      }
+      auto& ctx = FakeStream::of(s).context;
+      if (ctx.size() >= 64 && ctx.count(std::string(k)) == 0) return -1;
+      ctx[std::string(k)] = std::string(view(value));
+      return 0;
+    },
+    [](const sluice_stream* s, sluice_str key) -> sluice_str {
+      const auto& ctx = FakeStream::of(s).context;
+      auto it = ctx.find(std::string(view(key)));
+      return it == ctx.end() ? sluice_str{nullptr, 0} : str(it->second);
+    },
+    [](const sluice_stream* s, sluice_attribute a) -> sluice_str {
+      const auto& attrs = FakeStream::of(s).attributes;
+      auto it = attrs.find(a);
+      return it == attrs.end() ? sluice_str{nullptr, 0} : str(it->second);
+    },
+    [](const sluice_stream* s, sluice_clock clock) -> uint64_t {
+      const FakeStream& f = FakeStream::of(s);
+      return clock == SLUICE_CLOCK_REALTIME ? f.start_time_unix_us : f.start_time_us;
+    },
+    [](sluice_stream* s, sluice_body_dir dir, uint64_t max_bytes, uint32_t status) -> int {
+      FakeStream& f = FakeStream::of(s);
+      if (dir > SLUICE_BODY_RESPONSE || f.in_body_hook) return -1;
+      f.buffer_request[dir] = BufferRequest{max_bytes, status};
+      return 0;
+    },
+    [](sluice_stream* s, sluice_body_dir dir, sluice_str data) -> int {
+      FakeStream& f = FakeStream::of(s);
+      if (dir > SLUICE_BODY_RESPONSE || !f.in_body_hook || !f.buffer_request[dir]) return -1;
+      f.replaced_body[dir] = std::string(view(data));
+      return 0;
+    },
+    [](sluice_stream* s, uint32_t status, sluice_str content_type, sluice_str body,
+       const sluice_header_field* headers, size_t count) {
+      LocalReply reply{status, std::string(view(content_type)), std::string(view(body)), {}};
+      for (size_t i = 0; i < count; ++i) {
+        if (validField(view(headers[i].name), view(headers[i].value))) {
+          reply.headers.emplace_back(std::string(view(headers[i].name)),
+                                     std::string(view(headers[i].value)));
+        }
+      }
+      FakeStream::of(s).local_reply = std::move(reply);
+    },
 };
 
 }  // namespace
+
+std::optional<std::string> FakeStream::replyHeader(const std::string& name) const {
+  if (!local_reply) return std::nullopt;
+  for (const auto& [n, v] : local_reply->headers) {
+    if (same(n, name)) return v;
+  }
+  return std::nullopt;
+}
 
 std::vector<std::string> FakeStream::values(sluice_header_map map, const std::string& name) const {
   std::vector<std::string> out;

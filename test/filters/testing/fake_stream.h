@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -21,6 +22,21 @@ struct LocalReply {
   uint32_t status = 0;
   std::string content_type;
   std::string body;
+  Headers headers;  // send_local_reply_headers' extra fields (valid ones only, as the core)
+};
+
+// A timer a filter armed (ABI 1.2); the test fires it with FilterHarness::fireTimers().
+struct FakeTimer {
+  uint64_t id = 0;
+  uint64_t delay_ms = 0;
+  sluice_timer_fn fn = nullptr;
+  void* arg = nullptr;
+};
+
+// What a filter asked with buffer_body (ABI 1.2).
+struct BufferRequest {
+  uint64_t max_bytes = 0;
+  uint32_t over_limit_status = 0;
 };
 
 class FakeStream {
@@ -42,9 +58,22 @@ class FakeStream {
   Headers response_headers;
   std::optional<LocalReply> local_reply;
   int resumed = 0;
+  // ABI 1.2 state.
+  std::map<std::string, std::string> context;              // context_set / context_get
+  std::map<sluice_attribute, std::string> attributes;      // attribute(); absent = {NULL, 0}
+  uint64_t start_time_us = 1000;                           // SLUICE_CLOCK_MONOTONIC
+  uint64_t start_time_unix_us = 1700000000000000;          // SLUICE_CLOCK_REALTIME
+  std::vector<FakeTimer> timers;                           // armed, not yet fired or cancelled
+  uint64_t next_timer_id = 1;
+  std::optional<BufferRequest> buffer_request[2];          // [SLUICE_BODY_REQUEST/RESPONSE]
+  std::optional<std::string> replaced_body[2];             // body_replace
+  bool in_body_hook = false;                               // the harness sets it during body hooks
+  sluice_stream_ref ref = 0;                               // stream_ref (set by the harness)
   void* self = nullptr;              // the filter's stream_create handle (FilterHarness)
   FilterHarness* harness = nullptr;  // the harness that has this stream open, if any
 
+  // The first extra header `name` of the local reply, or nullopt.
+  std::optional<std::string> replyHeader(const std::string& name) const;
   // Every value of `name` in `map`, in order.
   std::vector<std::string> values(sluice_header_map map, const std::string& name) const;
   Headers& headers(sluice_header_map map) {

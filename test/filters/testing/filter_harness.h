@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/api/filter.h"
@@ -31,6 +32,21 @@ class FilterHarness {
   // Hooks for `stream` (stream_create on first use). A NULL hook reads as CONTINUE.
   sluice_filter_status requestHeaders(FakeStream& stream, bool end_stream = true);
   sluice_filter_status responseHeaders(FakeStream& stream, bool end_stream = true);
+  // Body hooks (ABI 1.2 semantics for a filter that asked buffer_body: pass the whole body
+  // once with end_stream true; body_replace works during the call).
+  sluice_filter_status requestBody(FakeStream& stream, std::string_view data, bool end_stream);
+  sluice_filter_status responseBody(FakeStream& stream, std::string_view data, bool end_stream);
+  // Fires every armed timer of `stream` (in arming order), as the worker loop would; timers
+  // armed by those callbacks wait for the next call. Returns how many fired.
+  size_t fireTimers(FakeStream& stream);
+  // Runs every post() queued so far (any harness), on this thread: with the live stream when
+  // its ref is still open in a harness, else with NULL. Returns how many ran.
+  static size_t runPosts();
+  // The post() entry point of the fake host (thread-safe: tests may post from threads).
+  static int post(sluice_stream_ref ref, sluice_post_fn fn, void* arg);
+  // Worker 0's instance (for tests of per-worker state), and more workers for the same config.
+  void* worker() const { return worker_; }
+  void* config() const { return config_; }
   // on_log + stream_destroy. Also done by ~FakeStream for a stream still open, and by this
   // harness's destructor for streams that outlive it.
   void finish(FakeStream& stream);
