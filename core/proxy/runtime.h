@@ -15,8 +15,9 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
-#include "core/tls/server_context.h"
+#include "core/proxy/stream_registry.h"
 #include "core/stats/families.h"
+#include "core/tls/server_context.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -30,9 +31,9 @@ struct ListenerInfo {
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
   http::ParserLimits parser_limits;
   config::Limits limits;
-  std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
+  std::shared_ptr<const tls::ServerContext> tls;                    // null: plain TCP listener
   std::vector<std::shared_ptr<const accesslog::Sink>> access_logs;  // one line per request each
-  std::shared_ptr<const stats::ListenerStats> stats;  // never null
+  std::shared_ptr<const stats::ListenerStats> stats;                // never null
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table
@@ -105,6 +106,10 @@ class WorkerRuntime {
   void applyListeners(const std::vector<ListenerUpdate>& updates);
   void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
   const config::Config& routes() const { return *routes_->config; }
+  // The current table itself (a stream holds it while its matched route is in use).
+  std::shared_ptr<const RouteTable> routeTable() const { return routes_; }
+  // This worker's live streams, for post() from other threads (filter ABI 1.2).
+  StreamRegistry& streams() { return streams_; }
 
   // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs). `queue`:
   // the cluster's wait queue (max_requests_per_host), the same object on every worker.
@@ -136,6 +141,7 @@ class WorkerRuntime {
 
   event::Worker& worker_;
   upstream::ConnPool pool_;
+  StreamRegistry streams_;
   std::shared_ptr<const RouteTable> routes_;
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
