@@ -23,8 +23,7 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
 WorkerFilterChain::~WorkerFilterChain() {
   for (size_t i = 0; i < workers_.size(); ++i) {
     const auto& hooks = info_->filters[i]->hooks();
-    if (workers_[i] != nullptr && hooks.worker_destroy != nullptr)
-      hooks.worker_destroy(workers_[i]);
+    if (workers_[i] != nullptr && hooks.worker_destroy != nullptr) hooks.worker_destroy(workers_[i]);
   }
 }
 
@@ -128,8 +127,8 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
     return;
   }
   std::string name = info->config.name;
-  auto cluster =
-      std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts), worker_);
+  auto cluster = std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts),
+                                                           worker_);
   cluster->setQueue(std::move(queue));
   clusters_[name] = std::move(cluster);
 }

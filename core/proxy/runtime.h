@@ -16,8 +16,8 @@
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
 #include "core/proxy/stream_registry.h"
-#include "core/stats/families.h"
 #include "core/tls/server_context.h"
+#include "core/stats/families.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -31,9 +31,9 @@ struct ListenerInfo {
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
   http::ParserLimits parser_limits;
   config::Limits limits;
-  std::shared_ptr<const tls::ServerContext> tls;                    // null: plain TCP listener
+  std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
   std::vector<std::shared_ptr<const accesslog::Sink>> access_logs;  // one line per request each
-  std::shared_ptr<const stats::ListenerStats> stats;                // never null
+  std::shared_ptr<const stats::ListenerStats> stats;  // never null
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table
