@@ -226,7 +226,7 @@ void FilterManager::decodeData(const char* data, size_t len, bool end) {
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
       !s.queued_end) {
     runData(FilterDir::kRequest, data, len, end, 0);  // the common case: no copy
-    updateHolding(FilterDir::kRequest);
+    advance(FilterDir::kRequest);  // a whole buffered body may let the headers go on
     return;
   }
   s.queued.append(data, len);
@@ -242,7 +242,7 @@ void FilterManager::encodeData(const char* data, size_t len, bool end) {
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
       !s.queued_end) {
     runData(FilterDir::kResponse, data, len, end, 0);
-    updateHolding(FilterDir::kResponse);
+    advance(FilterDir::kResponse);  // a whole buffered body may let the headers go on
     return;
   }
   s.queued.append(data, len);

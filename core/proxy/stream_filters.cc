@@ -48,7 +48,13 @@ void Stream::onEncodedHeaders() {
 }
 
 bool Stream::replyMustClose() const {
-  return !request_complete_ && request_.framing != http::Framing::kNone;
+  // A reply before the request was read completely: the connection stays open when the rest
+  // of the body is small enough to read and discard (its length is known), else it closes.
+  if (request_complete_ || request_.framing == http::Framing::kNone) return false;
+  if (request_.framing != http::Framing::kContentLength) return true;  // chunked: unbounded
+  const uint64_t left =
+      request_.content_length > info_.bytes_in ? request_.content_length - info_.bytes_in : 0;
+  return left > internal::kMaxDiscardBytes;
 }
 
 void Stream::onFilterReply(FilterReply reply, size_t filter, bool filtered) {

@@ -200,7 +200,7 @@ void Stream::writeLocalReply() {
   if (finished_ || response_started_) return;
   const uint32_t status = response_.status;
   const bool close =
-      local_close_ || !request_.keep_alive || conn_.closeRequested() || !request_complete_;
+      local_close_ || !request_.keep_alive || conn_.closeRequested() || replyMustClose();
   const bool no_body = head_request_ || status == 204 || status == 304;
   response_started_ = true;
   http::writeResponseHead(conn_.output(), status, "", response_.headers,
