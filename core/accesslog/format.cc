@@ -142,6 +142,24 @@ void appendOther(const proxy::RequestInfo& info, Field f, bool json, std::string
   }
 }
 
+bool validContextKey(std::string_view key) {
+  if (key.empty() || key.size() > 64) return false;
+  for (char c : key) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '_' || c == '.' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+std::string_view contextValue(const proxy::RequestInfo& info, std::string_view key) {
+  if (info.context == nullptr) return {};
+  for (const auto& [k, v] : *info.context) {
+    if (k == key) return v;
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string_view fieldName(Field field) {
@@ -200,6 +218,19 @@ bool Format::parse(std::string_view text, Format* out, std::string* error) {
       return false;
     }
     std::string_view name = text.substr(i + 2, close - i - 2);
+    if (name.substr(0, 4) == "ctx.") {
+      std::string_view key = name.substr(4);
+      if (!validContextKey(key)) {
+        *error = "context key '" + std::string(key) + "' at offset " + std::to_string(i) +
+                 " must be 1 to 64 of A-Z a-z 0-9 _ . -";
+        return false;
+      }
+      piece.ctx_key = std::string(key);
+      f.pieces_.push_back(std::move(piece));
+      piece = Piece();
+      i = close + 1;
+      continue;
+    }
     Field field;
     if (!fieldByName(name, &field)) {
       *error = "unknown field '" + std::string(name) + "' at offset " + std::to_string(i) +
@@ -223,6 +254,10 @@ void Format::append(const proxy::RequestInfo& info, std::string* out) const {
   }
   for (const Piece& p : pieces_) {
     out->append(p.literal);
+    if (!p.ctx_key.empty()) {
+      appendTextValue(contextValue(info, p.ctx_key), out);
+      continue;
+    }
     if (p.field == Field::kCount) continue;
     bool is_string;
     std::string_view s = stringField(info, p.field, &is_string);
@@ -259,7 +294,18 @@ void Format::appendJson(const proxy::RequestInfo& info, std::string* out) const 
       appendOther(info, f, true, out);
     }
   }
-  out->append("}\n");
+  out->append(",\"ctx\":{");
+  if (info.context != nullptr) {
+    bool first = true;
+    for (const auto& [key, value] : *info.context) {
+      if (!first) out->push_back(',');
+      first = false;
+      appendJsonString(key, out);
+      out->push_back(':');
+      appendJsonString(value, out);
+    }
+  }
+  out->append("}}\n");
 }
 
 }  // namespace sluice::accesslog

@@ -1,9 +1,12 @@
 // Access log line formats: JSON (one object per line with every field) or a format string with
 // named fields, e.g. "%{time} %{client_address} \"%{method} %{path}\" %{status}".
 //
-// Format string syntax: `%{name}` is replaced by field `name` (see fieldNames()); `%%` is a
-// literal percent sign; every other character is copied. A `%` followed by anything else, an
-// unterminated `%{`, or an unknown field name is an error (reported at config load).
+// Format string syntax: `%{name}` is replaced by field `name` (see fieldNames()); `%{ctx.KEY}`
+// by the value filters set under KEY in the request context ("-" when absent; KEY: 1..64 of
+// [A-Za-z0-9_.-], e.g. %{ctx.consumer}); `%%` is a literal percent sign; every other character
+// is copied. A `%` followed by anything else, an unterminated `%{`, an unknown field name or an
+// invalid context key is an error (reported at config load). The JSON format ends each line's
+// object with "ctx": {"KEY": "value", ...} ({} when the request context is empty).
 //
 // Built on the main thread with the config, then shared read-only by the workers.
 #pragma once
@@ -64,7 +67,8 @@ class Format {
  private:
   struct Piece {
     std::string literal;          // copied before the field
-    Field field = Field::kCount;  // kCount: no field (trailing literal)
+    Field field = Field::kCount;  // kCount: no field (trailing literal, or a context key)
+    std::string ctx_key;          // %{ctx.KEY}: the key (field is kCount)
   };
 
   void appendJson(const proxy::RequestInfo& info, std::string* out) const;

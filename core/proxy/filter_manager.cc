@@ -49,6 +49,9 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
   created_.assign(n, false);
   buffer_[0].assign(n, BufferRequest{});
   buffer_[1].assign(n, BufferRequest{});
+  stats_ = filterStatsFor(chain_);
+  calls_.assign(n, 0);
+  hook_ns_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     void* worker = chain_->worker(i);
@@ -64,7 +67,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
       self = worker;  // NULL: its worker_create failed (counted when the chain was built)
     }
     if (self == nullptr) {
-      callbacks_.onFilterOutcome(i, FilterManagerCallbacks::Outcome::kError, 0);
+      countError(i);
       if (chain_->failureMode(i) == config::FailureMode::kOpen) {
         SLUICE_LOG(kDebug, "filter '", chain_->name(i), "' could not start: skipped (open)");
         continue;  // failure_mode open: the filter is skipped for this stream
@@ -98,7 +101,8 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kCall, t1 - t0);
+  ++calls_[filter];
+  hook_ns_[filter] += t1 - t0;
   return st;
 }
 
@@ -122,7 +126,8 @@ sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const c
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kCall, t1 - t0);
+  ++calls_[filter];
+  hook_ns_[filter] += t1 - t0;
   return st;
 }
 
@@ -148,7 +153,7 @@ FilterManager::Next FilterManager::afterHook(FilterDir d, size_t filter,
     default:
       break;  // ERROR, or a value this host does not know: read as ERROR
   }
-  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kError, 0);
+  countError(filter);
   if (chain_->failureMode(filter) == config::FailureMode::kOpen) {
     SLUICE_LOG(kDebug, "filter '", chain_->name(filter), "' failed in a ", dirName(d),
                " hook (status ", status, "): going on (failure_mode open)");
@@ -162,7 +167,7 @@ void FilterManager::fail(FilterDir d, size_t filter, bool stop_without_reply) {
   std::string what = "filter '" + chain_->name(filter) + "' ";
   if (stop_without_reply) {
     chain_->info().filters[filter]->hookFailed(plugin::Hook::kStopWithoutReply);
-    callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kError, 0);
+    countError(filter);
     what += "stopped the request without a reply";
   } else {
     what += "failed";
@@ -179,9 +184,7 @@ void FilterManager::fail(FilterDir d, size_t filter, bool stop_without_reply) {
 }
 
 void FilterManager::replyFromFilter(FilterDir d, size_t filter, FilterReply reply) {
-  if (filter != kNone) {
-    callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kLocalReply, 0);
-  }
+  if (filter != kNone) countReply(filter);
   Dir& s = dir(d);
   ++s.gen;
   s.state = State::kStopped;
@@ -457,10 +460,25 @@ void FilterManager::end() {
   }
 }
 
+void FilterManager::countError(size_t filter) const {
+  if (stats_ != nullptr && filter < stats_->size()) (*stats_)[filter].errors.inc();
+}
+
+void FilterManager::countReply(size_t filter) const {
+  if (stats_ != nullptr && filter < stats_->size()) (*stats_)[filter].local_replies.inc();
+}
+
 void FilterManager::log() {
   if (logged_) return;
   logged_ = true;
   end();
+  if (stats_ != nullptr) {
+    for (size_t i = 0; i < calls_.size(); ++i) {
+      if (calls_[i] == 0) continue;
+      (*stats_)[i].calls.inc(calls_[i]);
+      (*stats_)[i].duration.observeMicros((hook_ns_[i] + 500) / 1000);
+    }
+  }
   for (size_t i = 0; i < self_.size(); ++i) {
     if (self_[i] == nullptr) continue;
     const sluice_filter_plugin& hooks = chain_->hooks(i);

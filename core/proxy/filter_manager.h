@@ -50,6 +50,7 @@
 #include <vector>
 
 #include "core/api/filter.h"
+#include "core/proxy/filter_stats.h"
 #include "core/proxy/runtime.h"
 
 namespace sluice::proxy {
@@ -88,9 +89,6 @@ class FilterManagerCallbacks {
   virtual void onRequestBuffering() = 0;
   // Held (paused) bytes of `dir` passed the high watermark (true) or fell back to none (false).
   virtual void onHolding(FilterDir dir, bool above) = 0;
-  // Per-hook accounting for metrics (filter index, what happened).
-  enum class Outcome { kCall, kLocalReply, kError };
-  virtual void onFilterOutcome(size_t filter, Outcome outcome, uint64_t elapsed_ns) = 0;
 };
 
 class FilterManager {
@@ -206,6 +204,12 @@ class FilterManager {
   std::vector<bool> created_;  // stream_create ran (stream_destroy / on_log due)
   std::vector<BufferRequest> buffer_[2];
   Dir dirs_[2];
+  // Metrics: per filter, hook calls and their time (added to stats_ once, at log()).
+  std::shared_ptr<const FilterStatsList> stats_;
+  std::vector<uint32_t> calls_;
+  std::vector<uint64_t> hook_ns_;
+  void countError(size_t filter) const;
+  void countReply(size_t filter) const;
 
   // The hook on the stack: its filter and direction (kNone outside hooks; timers set the filter
   // that armed them, posts leave it unknown).

@@ -9,7 +9,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace sluice::proxy {
 
@@ -83,6 +86,10 @@ struct RequestInfo {
   uint64_t bytes_out = 0;  // response body bytes sent (no headers, no chunk framing)
   std::string_view local_reply_filter;  // the filter that answered locally, or empty
   uint32_t flags = 0;                   // ResponseFlag bits
+
+  // The request context filters set (key, value), in the order keys were first set; null or
+  // empty when none. Owned by the Stream.
+  const std::vector<std::pair<std::string, std::string>>* context = nullptr;
 
   void setFlag(ResponseFlag f) { flags |= f; }
   bool hasFlag(ResponseFlag f) const { return (flags & f) != 0; }

@@ -70,6 +70,7 @@ Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
   info_.tls_version = conn_.tlsVersion();
   info_.sni = conn_.tlsSni();
   info_.listener = chain_->info().config.name;
+  info_.context = &context_;
 }
 
 Stream::~Stream() {

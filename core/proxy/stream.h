@@ -89,7 +89,6 @@ class Stream : public event::Deletable,
   void onBodyReplaced(FilterDir dir, uint64_t len) override;
   void onRequestBuffering() override;
   void onHolding(FilterDir dir, bool above) override;
-  void onFilterOutcome(size_t filter, Outcome outcome, uint64_t elapsed_ns) override;
 
   // Request phases.
   void routeRequest();

@@ -91,8 +91,6 @@ void Stream::onHolding(FilterDir dir, bool above) {
   }
 }
 
-void Stream::onFilterOutcome(size_t, Outcome, uint64_t) {}
-
 // ---------------------------------------------------------------- host API backing
 
 void Stream::filterLocalReply(uint32_t status, std::string_view content_type, std::string_view body,

@@ -165,7 +165,7 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
 }
 
 void Stream::sendReply(FilterReply reply, bool close, bool filtered) {
-  if (finished_) return;
+  if (finished_ || response_complete_) return;  // answered already (a body left to discard)
   if (response_started_) {
     info_.setFlag(kResponseTruncated);
     conn_.abort();

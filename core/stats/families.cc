@@ -7,6 +7,19 @@ const char* const kClasses[5] = {"1xx", "2xx", "3xx", "4xx", "5xx"};
 
 }  // namespace
 
+const Buckets& filterBuckets() {
+  static const Buckets kBuckets = {0.000002, 0.000005, 0.00001, 0.000025, 0.00005, 0.0001,
+                                   0.00025,  0.0005,   0.001,   0.0025,   0.005,   0.01,
+                                   0.025,    0.05,     0.1,     0.25,     1};
+  return kBuckets;
+}
+
+FilterStats::FilterStats(const std::string& listener, const std::string& filter, Registry& r)
+    : calls(r.counter(kFilterCalls, {listener, filter})),
+      local_replies(r.counter(kFilterLocalReplies, {listener, filter})),
+      errors(r.counter(kFilterErrors, {listener, filter})),
+      duration(r.histogram(kFilterDuration, {listener, filter})) {}
+
 ListenerStats::ListenerStats(const std::string& listener,
                              const std::vector<std::string>& tls_failure_reasons, Registry& r)
     : received(r.counter(kDownstreamReceived, {listener})),

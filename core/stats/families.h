@@ -207,6 +207,32 @@ inline const FamilySpec kPluginHookErrors{
     "Plugin hooks that failed (returned NULL or an error, or stopped without a reply).",
     {"plugin", "hook"}};
 
+// ---- filters, per listener and filter entry (name as in the YAML)
+inline const FamilySpec kFilterCalls{
+    Kind::kCounter,
+    "sluice_filter_calls_total",
+    "Filter hook calls (headers and body hooks, both directions; not on_log).",
+    {"listener", "filter"}};
+inline const FamilySpec kFilterLocalReplies{
+    Kind::kCounter,
+    "sluice_filter_local_replies_total",
+    "Requests a filter answered itself (send_local_reply from a hook, a timer or a post).",
+    {"listener", "filter"}};
+inline const FamilySpec kFilterErrors{
+    Kind::kCounter,
+    "sluice_filter_errors_total",
+    "Filter failures: ERROR (or an unknown status), STOP without a reply, or a filter that "
+    "could not start for a request (worker_create or stream_create failed).",
+    {"listener", "filter"}};
+// 2 us .. 1 s: time in a filter is usually microseconds.
+const Buckets& filterBuckets();
+inline const FamilySpec kFilterDuration{
+    Kind::kHistogram,
+    "sluice_filter_duration_seconds",
+    "Time spent in one filter's hooks for one request (the sum over its hooks).",
+    {"listener", "filter"},
+    &filterBuckets()};
+
 // Index of a status class ("1xx" = 0 .. "5xx" = 4) or -1 outside 100..599.
 inline int statusClass(uint32_t status) {
   return status >= 100 && status < 600 ? static_cast<int>(status / 100) - 1 : -1;
@@ -238,6 +264,16 @@ struct ListenerStats {
   std::vector<Gauge> cert_expiry;   // one per loaded certificate (kTlsCertificateExpiry)
   enum TimeoutKind { kHeaderTimeout, kBodyTimeout, kIdleTimeout, kTimeoutKinds };
   Counter timeouts[kTimeoutKinds];  // kDownstreamTimeoutKinds
+};
+
+// One filter entry's series on one listener (route chains count under their listener).
+struct FilterStats {
+  FilterStats(const std::string& listener, const std::string& filter,
+              Registry& registry = defaultRegistry());
+  Counter calls;
+  Counter local_replies;
+  Counter errors;
+  Histogram duration;
 };
 
 // One cluster's series.

@@ -10,6 +10,7 @@
 #include <string>
 #include <thread>
 
+#include "test/integration/access_log_util.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -26,6 +27,10 @@ listeners:
       - request_id
       - {name: probe, path: '${PROBE}'}
       - {name: probe, path: '${PROBE}', config: {role: reader}}
+    access_log:
+      - path: ${LOG}
+      - path: ${TEXT}
+        format: '%{path} %{ctx.consumer} %{ctx.auth.method}'
   - name: broken
     address: 127.0.0.1:${BROKEN}
     filters:
@@ -58,10 +63,14 @@ class FilterChainTest : public ::testing::Test {
   static void SetUpTestSuite() {
     backend_ = std::make_unique<EchoBackend>("echo");
     broken_port_ = freePort();
+    log_ = uniqueTmpPath("filter_chain.json");
+    text_ = uniqueTmpPath("filter_chain.txt");
     gateway_ = std::make_unique<Gateway>(
         kConfig, std::map<std::string, std::string>{
                      {"BACKEND", backend_->address()},
                      {"BROKEN", std::to_string(broken_port_)},
+                     {"LOG", log_},
+                     {"TEXT", text_},
                      {"PROBE", runfile("test/integration/fixtures/libprobe.so")}});
   }
   static void TearDownTestSuite() {
@@ -99,6 +108,8 @@ class FilterChainTest : public ::testing::Test {
   static inline std::unique_ptr<EchoBackend> backend_;
   static inline std::unique_ptr<Gateway> gateway_;
   static inline int broken_port_ = 0;
+  static inline std::string log_;
+  static inline std::string text_;
 };
 
 TEST_F(FilterChainTest, PauseInRequestHeadersIsResumedByATimer) {
@@ -142,8 +153,9 @@ TEST_F(FilterChainTest, APostForAStreamThatEndedGetsNull) {
     ASSERT_TRUE(c.connected());
     // A body announced but never sent: the client going away ends the stream (a complete
     // request would be answered after a half-close).
-    ASSERT_TRUE(c.send("POST /api/gone HTTP/1.1\r\nHost: x\r\nX-Probe-Post-After-Ms: 300\r\n"
-                       "Content-Length: 10\r\n\r\n"));
+    ASSERT_TRUE(
+        c.send("POST /api/gone HTTP/1.1\r\nHost: x\r\nX-Probe-Post-After-Ms: 300\r\n"
+               "Content-Length: 10\r\n\r\n"));
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }  // the client goes away while the filter waits
   double after = -1;
@@ -163,6 +175,49 @@ TEST_F(FilterChainTest, TheContextIsSharedBetweenFilters) {
   // Per request: the next request does not see it.
   Response next = get("/api/ctx", {});
   EXPECT_EQ(upstreamHeader(next, "X-Ctx-consumer"), "<none>");
+}
+
+TEST_F(FilterChainTest, TheContextIsInTheAccessLog) {
+  ASSERT_EQ(get("/api/logged-ctx", {{"X-Probe-Set-Context", "consumer=bob"}}).status, 200);
+  ASSERT_EQ(get("/api/logged-none", {}).status, 200);
+  std::vector<nlohmann::json> lines = waitForRequests(log_, "/api/logged-ctx");
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0]["ctx"], nlohmann::json({{"consumer", "bob"}}));
+  std::vector<nlohmann::json> none = waitForRequests(log_, "/api/logged-none");
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0]["ctx"], nlohmann::json::object());
+  EXPECT_EQ(waitForLines(text_, 1, "/api/logged-ctx bob -").size(), 1u);
+  EXPECT_EQ(waitForLines(text_, 1, "/api/logged-none - -").size(), 1u);
+}
+
+TEST_F(FilterChainTest, PerFilterMetrics) {
+  const std::string probe = "{listener=\"edge\",filter=\"probe\"}";
+  const std::string rid = "{listener=\"edge\",filter=\"request_id\"}";
+  auto value = [](const std::string& series) { return std::max(0.0, metric(series)); };
+  const double calls = value("sluice_filter_calls_total" + probe);
+  const double rid_calls = value("sluice_filter_calls_total" + rid);
+  const double replies = value("sluice_filter_local_replies_total" + probe);
+  const double errors = value("sluice_filter_errors_total" + probe);
+  const double timed = value("sluice_filter_duration_seconds_count" + probe);
+  const double broken = value("sluice_filter_errors_total{listener=\"broken\",filter=\"probe\"}");
+  ASSERT_EQ(get("/api/m/status/204", {}).status, 204);  // no body: no body hooks
+  ASSERT_EQ(get("/api/m", {{"X-Probe-Reply", "429"}}).status, 429);
+  ASSERT_EQ(get("/api/m", {{"X-Probe-Error", "request_headers"}}).status, 500);
+  ASSERT_EQ(httpRequest(broken_port_, "GET", "/api/m").status, 500);
+  // Counted when each request ends, before its last byte went out; scrapes sum every worker.
+  for (int i = 0; i < 100 && value("sluice_filter_duration_seconds_count" + probe) < timed + 6;
+       ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(value("sluice_filter_local_replies_total" + probe), replies + 1);
+  EXPECT_EQ(value("sluice_filter_errors_total" + probe), errors + 1);
+  EXPECT_EQ(value("sluice_filter_errors_total{listener=\"broken\",filter=\"probe\"}"), broken + 1);
+  // Both probe entries count under one series: 204: 2 x (request + response headers);
+  // 429: the first probe's request headers, then both response hooks of the reply; 500: the
+  // first probe's request headers and both response hooks.
+  EXPECT_EQ(value("sluice_filter_calls_total" + probe), calls + 4 + 3 + 3);
+  EXPECT_EQ(value("sluice_filter_calls_total" + rid), rid_calls + 3 * 2);
+  EXPECT_EQ(value("sluice_filter_duration_seconds_count" + probe), timed + 2 * 3);  // per entry
 }
 
 TEST_F(FilterChainTest, AttributesOfARoutedRequest) {

@@ -155,7 +155,8 @@ TEST(FormatJson, OneObjectWithEveryField) {
   ASSERT_EQ(out.back(), '\n');
   ASSERT_EQ(out.find('\n'), out.size() - 1);
   nlohmann::json j = nlohmann::json::parse(out);
-  EXPECT_EQ(j.size(), static_cast<size_t>(Field::kCount));
+  EXPECT_EQ(j.size(), static_cast<size_t>(Field::kCount) + 1);  // every field and "ctx"
+  EXPECT_EQ(j["ctx"], nlohmann::json::object());
   EXPECT_EQ(j["time"], "2026-01-01T00:00:00.123Z");
   EXPECT_EQ(j["request_id"], "abc");
   EXPECT_EQ(j["client_address"], "127.0.0.1:5000");
@@ -194,6 +195,51 @@ TEST(FormatJson, HostileValuesStayOneValidLine) {
   EXPECT_EQ(j["request_id"], id);
   EXPECT_EQ(j["path"], "/a\"b\\c\n{\"x\":1}\x01\xef\xbf\xbd\xef\xbf\xbd");
   EXPECT_TRUE(j["upstream_time_ms"].is_null());
+}
+
+TEST(FormatText, ContextKeysAndTheirAbsentForm) {
+  Format f;
+  std::string error;
+  ASSERT_TRUE(Format::parse("%{status} %{ctx.consumer} %{ctx.jwt.sub} %{ctx.none}", &f, &error))
+      << error;
+  std::vector<std::pair<std::string, std::string>> ctx = {{"consumer", "alice \"a\""},
+                                                          {"jwt.sub", "u-1"}};
+  proxy::RequestInfo info = sample();
+  info.context = &ctx;
+  std::string out;
+  f.append(info, &out);
+  EXPECT_EQ(out, "200 alice \\x22a\\x22 u-1 -\n");  // escaped like every text value
+  out.clear();
+  f.append(sample(), &out);  // no context at all
+  EXPECT_EQ(out, "200 - - -\n");
+}
+
+TEST(FormatParse, InvalidContextKeysAreErrors) {
+  Format f;
+  std::string error;
+  EXPECT_FALSE(Format::parse("%{ctx.}", &f, &error));
+  EXPECT_NE(error.find("context key '' at offset 0"), std::string::npos) << error;
+  EXPECT_FALSE(Format::parse("x %{ctx.a b}", &f, &error));
+  EXPECT_NE(error.find("context key 'a b' at offset 2"), std::string::npos) << error;
+  EXPECT_FALSE(Format::parse("%{ctx." + std::string(65, 'k') + "}", &f, &error));
+}
+
+TEST(FormatJson, TheContextIsAnObjectOfStrings) {
+  Format f;
+  std::vector<std::pair<std::string, std::string>> ctx = {
+      {"consumer", "alice"}, {"auth.method", "jwt"}, {"jwt.x", "\"},\n\xff"}};
+  proxy::RequestInfo info = sample();
+  info.context = &ctx;
+  std::string out;
+  f.append(info, &out);
+  ASSERT_EQ(out.find('\n'), out.size() - 1) << out;
+  nlohmann::json j = nlohmann::json::parse(out, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << out;
+  EXPECT_EQ(j["ctx"]["consumer"], "alice");
+  EXPECT_EQ(j["ctx"]["auth.method"], "jwt");
+  EXPECT_EQ(j["ctx"]["jwt.x"], "\"},\n\xef\xbf\xbd");
+  EXPECT_EQ(j["ctx"].size(), 3u);
+  EXPECT_EQ(j["status"], 200);
 }
 
 TEST(FormatTime, MillisecondsAcrossSecondsAndCachedPrefix) {
