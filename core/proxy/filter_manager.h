@@ -168,7 +168,14 @@ class FilterManager {
     uint64_t max_bytes = 0;
     uint32_t status = 0;  // over the limit; 0: 413 request, 502 response
   };
-  struct Timer;
+  struct Timer {
+    FilterManager* fm = nullptr;
+    uint64_t id = 0;
+    size_t filter = kNone;  // the filter whose hook armed it (kNone: from a post)
+    sluice_timer_fn fn = nullptr;
+    void* arg = nullptr;
+    ::event* ev = nullptr;
+  };
 
   size_t size() const { return self_.size(); }
   // Filter index of direction-order position j.
