@@ -10,8 +10,10 @@
 #include <string>
 #include <thread>
 
+#include "test/harness/certs.h"
 #include "test/integration/access_log_util.h"
 #include "test/integration/gateway.h"
+#include "test/integration/tls_fixture.h"
 
 namespace sluice::test {
 namespace {
@@ -337,6 +339,64 @@ TEST_F(FilterChainTest, ErrorWithFailureModeClosedIs500) {
 TEST_F(FilterChainTest, AFilterThatCannotStartAnswers500WhenClosed) {
   Response r = httpRequest(broken_port_, "GET", "/api/x");
   EXPECT_TRUE(isJsonError(r, 500)) << r.status << " " << r.body;
+}
+
+// TLS facts as attributes: SNI and version on a TLS listener, the verified client
+// certificate's subject when there is one.
+TEST(FilterChainTlsTest, TlsAttributes) {
+  TestPki pki;
+  CertOptions server;
+  server.dns = {"a.test"};
+  CertFiles cert = pki.issue("a", server);
+  CertOptions client;
+  client.client = true;
+  client.common_name = "alice";
+  CertFiles alice = pki.issue("alice", client);
+  EchoBackend backend("echo");
+  Gateway gw(R"(
+workers: 1
+admin: { address: 127.0.0.1:${ADMIN} }
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: secure
+    address: 127.0.0.1:${PORT}
+    tls:
+      client_ca: ${CA}
+      verify: optional
+      certificates: [{ cert_chain: ${CERT}, private_key: ${KEY} }]
+    filters: [{name: probe, path: '${PROBE}'}]
+routes:
+  - { prefix: /, cluster: echo }
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)",
+             {{"BACKEND", backend.address()},
+              {"CA", pki.caFile()},
+              {"CERT", cert.cert},
+              {"KEY", cert.key},
+              {"PROBE", runfile("test/integration/fixtures/libprobe.so")}});
+  ASSERT_TRUE(gw.ready());
+  auto attr = [](const Response& r, const std::string& name) {
+    std::vector<std::string> v = echoHeaderValues(r.body, "X-Attr-" + name);
+    return v.empty() ? std::string("<none>") : v[0];
+  };
+  TlsOptions anonymous = trusting(pki, "a.test");
+  HttpsExchange plain = httpsRequest(gw.port(), anonymous, "/x", {{"X-Probe-Attrs", "1"}});
+  ASSERT_TRUE(plain.tls.ok) << plain.tls.error;
+  ASSERT_EQ(plain.response.status, 200) << plain.response.body;
+  EXPECT_EQ(attr(plain.response, "Sni"), "a.test");
+  EXPECT_EQ(attr(plain.response, "Tls-Version"), plain.tls.version);
+  EXPECT_EQ(attr(plain.response, "Peer-Subject"), "-");  // no client certificate
+  EXPECT_EQ(attr(plain.response, "Listener"), "secure");
+  EXPECT_EQ(attr(plain.response, "Route"), "/");
+  TlsOptions with_cert = anonymous;
+  with_cert.cert_chain = alice.cert;
+  with_cert.private_key = alice.key;
+  HttpsExchange verified = httpsRequest(gw.port(), with_cert, "/x", {{"X-Probe-Attrs", "1"}});
+  ASSERT_TRUE(verified.tls.ok) << verified.tls.error;
+  ASSERT_EQ(verified.response.status, 200);
+  EXPECT_EQ(attr(verified.response, "Peer-Subject"), "CN=alice,O=sluice tests");  // RFC 2253
 }
 
 }  // namespace
