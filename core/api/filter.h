@@ -210,7 +210,8 @@ typedef struct sluice_filter_host_api {
    * filter before that: a buffered request is not sent upstream (its headers neither) until the
    * whole body went through the filter; a buffered response's headers wait likewise. A body over
    * `max_bytes` ends the request with `over_limit_status` (0: 413 for a request, 502 for a
-   * response). Returns 0, or -1 when called from another hook. */
+   * response). Returns 0, or -1 when called from another hook (or from on_response_headers of a
+   * local reply, whose body does not pass the body hooks). */
   int (*buffer_body)(sluice_stream* stream, sluice_body_dir dir, uint64_t max_bytes,
                      uint32_t over_limit_status);
   /* From the body hook that received a whole buffered body (see buffer_body): replaces that body

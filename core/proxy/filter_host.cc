@@ -72,7 +72,9 @@ uint64_t timerArm(sluice_stream* s, uint64_t delay_ms, sluice_timer_fn fn, void*
 
 int timerCancel(sluice_stream* s, uint64_t id) { return toStream(s)->filters().cancelTimer(id); }
 
-sluice_stream_ref streamRef(const sluice_stream* s) { return toStream(s)->ref(); }
+sluice_stream_ref streamRef(const sluice_stream* s) {
+  return const_cast<Stream*>(toStream(s))->ref();  // registers the stream on first use
+}
 
 int post(sluice_stream_ref ref, sluice_post_fn fn, void* arg) {
   return StreamRegistry::post(ref, fn, arg);

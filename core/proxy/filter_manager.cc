@@ -35,13 +35,8 @@ FilterManager::~FilterManager() {
 bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std::string* failed) {
   chain_ = std::move(chain);
   const size_t n = chain_->size();
-  self_.assign(n, nullptr);
-  created_.assign(n, false);
-  buffer_[0].assign(n, BufferRequest{});
-  buffer_[1].assign(n, BufferRequest{});
+  slots_.assign(n, Slot{});
   stats_ = filterStatsFor(chain_);
-  calls_.assign(n, 0);
-  hook_ns_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     void* worker = chain_->worker(i);
@@ -51,7 +46,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
       if (self == nullptr) {
         chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
       } else {
-        created_[i] = true;
+        slots_[i].created = true;
       }
     } else {
       self = worker;  // NULL: its worker_create failed (counted when the chain was built)
@@ -65,7 +60,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
       *failed = chain_->name(i);
       return false;
     }
-    self_[i] = self;
+    slots_[i].self = self;
   }
   return true;
 }
@@ -85,14 +80,14 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
   resume_requested_ = false;
   ++hook_depth_;
   const uint64_t t0 = monoNs();
-  sluice_filter_status st = fn(self_[filter], handle_, end_stream ? 1 : 0);
+  sluice_filter_status st = fn(slots_[filter].self, handle_, end_stream ? 1 : 0);
   const uint64_t t1 = monoNs();
   --hook_depth_;
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  ++calls_[filter];
-  hook_ns_[filter] += t1 - t0;
+  ++slots_[filter].calls;
+  slots_[filter].hook_ns += t1 - t0;
   return st;
 }
 
@@ -110,14 +105,14 @@ sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const c
   resume_requested_ = false;
   ++hook_depth_;
   const uint64_t t0 = monoNs();
-  sluice_filter_status st = fn(self_[filter], handle_, data == nullptr ? "" : data, len, end);
+  sluice_filter_status st = fn(slots_[filter].self, handle_, data == nullptr ? "" : data, len, end);
   const uint64_t t1 = monoNs();
   --hook_depth_;
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  ++calls_[filter];
-  hook_ns_[filter] += t1 - t0;
+  ++slots_[filter].calls;
+  slots_[filter].hook_ns += t1 - t0;
   return st;
 }
 
@@ -208,7 +203,7 @@ void FilterManager::encodeHeaders(bool end_stream, bool local) {
   s.queued.clear();
   s.queued_end = false;
   s.collected.clear();
-  for (BufferRequest& b : buffer_[1]) b = BufferRequest{};
+  for (Slot& slot : slots_) slot.buffer[1] = BufferRequest{};
   advance(FilterDir::kResponse);
 }
 
@@ -286,7 +281,7 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (self_[i] == nullptr) {  // skipped (failure_mode open)
+    if (slots_[i].self == nullptr) {  // skipped (failure_mode open)
       ++s.pos;
       continue;
     }
@@ -299,7 +294,7 @@ void FilterManager::runHeaders(FilterDir d) {
       s.paused = j;
       return;
     }
-    if (!s.end_stream && buffer_[static_cast<int>(d)][i].on) {
+    if (!s.end_stream && !s.local && bufferOf(d, i).on) {
       s.state = State::kParked;  // the headers wait here for the whole body
       if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
       return;
@@ -325,7 +320,7 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (self_[i] == nullptr) continue;
+    if (slots_[i].self == nullptr) continue;
     sluice_filter_status st = callBody(d, i, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);
@@ -353,7 +348,7 @@ void FilterManager::collect(FilterDir d, const char* data, size_t len, bool end)
   const uint32_t gen = s.gen;
   const size_t j = s.pos;
   const size_t i = filterAt(d, j);
-  const BufferRequest& br = buffer_[static_cast<int>(d)][i];
+  const BufferRequest& br = bufferOf(d, i);
   if (s.collected.size() + len > br.max_bytes) {
     const uint32_t status = br.status != 0 ? br.status : (d == FilterDir::kRequest ? 413 : 502);
     s.collected.clear();
@@ -463,20 +458,20 @@ void FilterManager::log() {
   logged_ = true;
   end();
   if (stats_ != nullptr) {
-    for (size_t i = 0; i < calls_.size(); ++i) {
-      if (calls_[i] == 0) continue;
-      (*stats_)[i].calls.inc(calls_[i]);
-      (*stats_)[i].duration.observeMicros((hook_ns_[i] + 500) / 1000);
+    for (size_t i = 0; i < slots_.size() && i < stats_->size(); ++i) {
+      if (slots_[i].calls == 0) continue;
+      (*stats_)[i].calls.inc(slots_[i].calls);
+      (*stats_)[i].duration.observeMicros((slots_[i].hook_ns + 500) / 1000);
     }
   }
-  for (size_t i = 0; i < self_.size(); ++i) {
-    if (self_[i] == nullptr) continue;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (slots_[i].self == nullptr) continue;
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     if (hooks.on_log == nullptr) continue;
     const size_t prev = current_;
     current_ = i;
     ++hook_depth_;
-    hooks.on_log(self_[i], handle_);
+    hooks.on_log(slots_[i].self, handle_);
     --hook_depth_;
     current_ = prev;
   }
@@ -486,10 +481,10 @@ void FilterManager::destroyFilters() {
   if (destroyed_) return;
   destroyed_ = true;
   cancelTimers();
-  for (size_t i = 0; i < self_.size(); ++i) {
-    if (!created_[i]) continue;
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    if (!slots_[i].created) continue;
     const sluice_filter_plugin& hooks = chain_->hooks(i);
-    if (hooks.stream_destroy != nullptr) hooks.stream_destroy(self_[i]);
+    if (hooks.stream_destroy != nullptr) hooks.stream_destroy(slots_[i].self);
   }
 }
 

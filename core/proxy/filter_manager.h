@@ -49,6 +49,7 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/api/filter.h"
 #include "core/proxy/filter_stats.h"
 #include "core/proxy/runtime.h"
@@ -177,7 +178,10 @@ class FilterManager {
     ::event* ev = nullptr;
   };
 
-  size_t size() const { return self_.size(); }
+  size_t size() const { return slots_.size(); }
+  BufferRequest& bufferOf(FilterDir d, size_t filter) {
+    return slots_[filter].buffer[static_cast<int>(d)];
+  }
   // Filter index of direction-order position j.
   size_t filterAt(FilterDir d, size_t j) const {
     return d == FilterDir::kRequest ? j : size() - 1 - j;
@@ -207,14 +211,17 @@ class FilterManager {
   event_base* base_;
   sluice_stream* handle_;
   std::shared_ptr<WorkerFilterChain> chain_;
-  std::vector<void*> self_;    // per filter `self` (nullptr: skipped)
-  std::vector<bool> created_;  // stream_create ran (stream_destroy / on_log due)
-  std::vector<BufferRequest> buffer_[2];
+  // Per filter, in chain order; inline for short chains (no allocation per request).
+  struct Slot {
+    void* self = nullptr;  // the hooks' `self` (nullptr: skipped)
+    bool created = false;  // stream_create ran: stream_destroy is due
+    BufferRequest buffer[2];
+    uint32_t calls = 0;  // hook calls and their time, added to stats_ once, at log()
+    uint64_t hook_ns = 0;
+  };
+  absl::InlinedVector<Slot, 6> slots_;
   Dir dirs_[2];
-  // Metrics: per filter, hook calls and their time (added to stats_ once, at log()).
   std::shared_ptr<const FilterStatsList> stats_;
-  std::vector<uint32_t> calls_;
-  std::vector<uint64_t> hook_ns_;
   void countError(size_t filter) const;
   void countReply(size_t filter) const;
 

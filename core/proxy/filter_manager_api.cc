@@ -44,7 +44,7 @@ void FilterManager::resume() {
     const size_t pf = filterAt(d, s.paused);
     if (current_ != kNone && current_ != pf) continue;  // not paused by this filter
     if (s.state == State::kPaused) {
-      if (!s.end_stream && buffer_[static_cast<int>(d)][pf].on) {
+      if (!s.end_stream && !s.local && bufferOf(d, pf).on) {
         s.state = State::kParked;  // buffer_body from the paused headers: collect first
         s.pos = s.paused;
         if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
@@ -71,10 +71,11 @@ int FilterManager::bufferBody(FilterDir d, uint64_t max_bytes, uint32_t over_lim
   const bool paused_here =
       hook_depth_ == 0 && s.state == State::kPaused && filterAt(d, s.paused) == current_;
   if (!in_hook && !paused_here) return -1;
+  if (s.local) return -1;  // a local reply's body does not pass the body hooks
   if (over_limit_status != 0 && (over_limit_status < 200 || over_limit_status > 599)) {
     over_limit_status = 0;
   }
-  buffer_[static_cast<int>(d)][current_] = BufferRequest{true, max_bytes, over_limit_status};
+  bufferOf(d, current_) = BufferRequest{true, max_bytes, over_limit_status};
   return 0;
 }
 

@@ -157,7 +157,6 @@ void Stream::onRequestHead(http::MessageHead& head) {
   // matches still runs the listener's chain and is answered 404 after it (an unauthenticated
   // client learns nothing about the routes), through the response filters like any reply.
   routeRequest();
-  ref_ = runtime_.streams().add(this);
   std::string failed;
   if (!fm_.createFilters(chain_->forRoute(routed_ ? route_result_.route : nullptr), &failed)) {
     gatewayError(500, "filter '" + failed + "' failed to start");
@@ -171,7 +170,7 @@ void Stream::routeRequest() {
   routed_ = route(*route_table_->config, chain_->info().config, request_.target, &route_result_,
                   &route_error_);
   if (!routed_) return;
-  upstream_path_ = route_result_.upstream_path;
+  upstream_path_ = std::move(route_result_.upstream_path);
   if (route_result_.route != nullptr) {
     route_name_ =
         route_result_.route->name.empty() ? route_result_.route->prefix : route_result_.route->name;
@@ -299,9 +298,9 @@ void Stream::callOnLog() {
   if (logged_) return;
   logged_ = true;
   fm_.log();  // the stream ended: timers cancelled, then every filter's on_log
-  if (ref_ != 0) {
-    runtime_.streams().remove(ref_);  // posts from now on get NULL
-  }
+  ended_ = true;
+  if (ref_ != 0) runtime_.streams().remove(ref_);  // posts from now on get NULL
+
   logAccess();
 }
 

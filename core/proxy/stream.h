@@ -69,7 +69,9 @@ class Stream : public event::Deletable,
   // send_local_reply_headers: drops (and logs) invalid and framing/hop-by-hop fields.
   void filterLocalReply(uint32_t status, std::string_view content_type, std::string_view body,
                         const sluice_header_field* headers, size_t count);
-  sluice_stream_ref ref() const { return ref_; }
+  // This stream's reference for post(); registered on first use (most requests never need
+  // one). 0 once the stream ended.
+  sluice_stream_ref ref();
   // A post() for this stream reached its worker (StreamRegistry).
   void runPosted(sluice_post_fn fn, void* arg) { fm_.runPosted(fn, arg); }
   // The request context (limits in core/api/filter.h). -1 when refused.
@@ -180,6 +182,7 @@ class Stream : public event::Deletable,
   std::shared_ptr<WorkerFilterChain> chain_;  // the listener's chain (its info(), stats, logs)
   FilterManager fm_;                          // runs the request's chain (chain_->forRoute())
   sluice_stream_ref ref_ = 0;                 // in runtime_.streams() while registered
+  bool ended_ = false;                        // on_log ran: no new reference
   std::vector<std::pair<std::string, std::string>> context_;  // the request context
 
   // Routing, done before the filters run (by path, which filters cannot change).

@@ -116,6 +116,11 @@ void Stream::filterLocalReply(uint32_t status, std::string_view content_type, st
   fm_.localReply(std::move(reply));
 }
 
+sluice_stream_ref Stream::ref() {
+  if (ref_ == 0) ref_ = ended_ ? runtime_.streams().unused() : runtime_.streams().add(this);
+  return ref_;
+}
+
 int Stream::contextSet(std::string_view key, std::string_view value) {
   if (!validContextKey(key) || value.size() > kMaxContextValue) return -1;
   for (auto& [k, v] : context_) {

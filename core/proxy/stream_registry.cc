@@ -44,6 +44,11 @@ sluice_stream_ref StreamRegistry::add(Stream* stream) {
   return (static_cast<uint64_t>(worker_.index()) + 1) << kIdBits | id;
 }
 
+sluice_stream_ref StreamRegistry::unused() {
+  const uint64_t id = ++next_id_ & kIdMask;
+  return (static_cast<uint64_t>(worker_.index()) + 1) << kIdBits | id;
+}
+
 void StreamRegistry::remove(sluice_stream_ref ref) { live_.erase(ref & kIdMask); }
 
 Stream* StreamRegistry::find(sluice_stream_ref ref) const {

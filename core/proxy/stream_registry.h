@@ -30,6 +30,9 @@ class StreamRegistry {
   // Worker thread. A new reference for `stream` (valid until remove()).
   sluice_stream_ref add(Stream* stream);
   void remove(sluice_stream_ref ref);
+  // A new reference that names no live stream (for a stream that already ended): posts through
+  // it reach the worker and get NULL.
+  sluice_stream_ref unused();
   Stream* find(sluice_stream_ref ref) const;
 
   // Any thread: see sluice_filter_host_api.post.
