@@ -150,7 +150,11 @@ bool OriginMatcher::matchesSpecific(std::string_view origin) const {
     }
   }
   for (const std::regex& r : regex_) {
-    if (std::regex_match(origin.begin(), origin.end(), r)) return true;
+    try {
+      if (std::regex_match(origin.begin(), origin.end(), r)) return true;
+    } catch (const std::regex_error&) {
+      // The library gave up (complexity, stack): not a match.
+    }
   }
   return false;
 }

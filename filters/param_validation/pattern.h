@@ -23,9 +23,14 @@ class Pattern {
  public:
   // nullopt with `why` set when the pattern does not compile or is refused (see above).
   static std::optional<Pattern> compile(const std::string& source, std::string* why);
-  // The regex is searched in `value` (caller checks the length cap).
+  // The regex is searched in `value` (caller checks the length cap). A match the library gives
+  // up on (std::regex_error, e.g. error_complexity or error_stack) counts as no match.
   bool matches(std::string_view value) const {
-    return std::regex_search(value.begin(), value.end(), regex_);
+    try {
+      return std::regex_search(value.begin(), value.end(), regex_);
+    } catch (const std::regex_error&) {
+      return false;
+    }
   }
   const std::string& source() const { return source_; }
 

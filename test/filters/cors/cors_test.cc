@@ -56,6 +56,7 @@ TEST(OriginTest, ExactWildcardAndSchemelessEntries) {
   EXPECT_FALSE(m.matchesSpecific("null"));
   EXPECT_FALSE(m.matchesSpecific("https://app.example.com/"));  // not an origin
   EXPECT_FALSE(m.matchesSpecific(""));
+  EXPECT_FALSE(m.matchesSpecific("https://" + std::string(1100, 'a') + ".example.org"));
 }
 
 TEST(OriginTest, RefusesEntriesThatAreNotOrigins) {

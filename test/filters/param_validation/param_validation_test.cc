@@ -260,6 +260,11 @@ TEST(ParamValidationBodyTest, MalformedBodies) {
     EXPECT_EQ(h.requestBody(s, c.body, true), SLUICE_FILTER_STOP) << c.body;
     EXPECT_EQ(violationsOf(s), std::vector<std::string>{c.violation}) << c.body;
   }
+  // Very deep nesting stops at the limit (no recursion on the way there).
+  FakeStream deep("POST", "/", {{"Content-Type", "application/json"}});
+  h.requestHeaders(deep, false);
+  EXPECT_EQ(h.requestBody(deep, std::string(100000, '['), true), SLUICE_FILTER_STOP);
+  EXPECT_EQ(violationsOf(deep), std::vector<std::string>{"body/: nested deeper than 4 levels"});
   // Depth exactly at the limit is fine.
   FakeStream s("POST", "/", {{"Content-Type", "application/json"}});
   h.requestHeaders(s, false);
