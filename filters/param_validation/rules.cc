@@ -138,6 +138,11 @@ ScalarRule::ScalarRule(std::string rule_name, const sdk::ConfigNode& node)
   }
   min = readBound(node, "min", type == Type::kInt);
   max = readBound(node, "max", type == Type::kInt);
+  if (type == Type::kInt) {
+    // Exact 64-bit bounds for ints (a double would round values above 2^53).
+    if (min) min_int = *parseInt(node["min"].scalar());
+    if (max) max_int = *parseInt(node["max"].scalar());
+  }
   min_length = readLength(node, "min_length");
   max_length = readLength(node, "max_length");
   checkOrder(node, min, max, min_length, max_length);
@@ -162,8 +167,9 @@ std::optional<std::string> ScalarRule::check(std::string_view value) const {
     case Type::kInt: {
       std::optional<int64_t> v = parseInt(value);
       if (!v) return std::string("must be an integer");
-      number = static_cast<double>(*v);
-      break;
+      if (min_int && *v < *min_int) return "must be at least " + std::to_string(*min_int);
+      if (max_int && *v > *max_int) return "must be at most " + std::to_string(*max_int);
+      return checkPattern(value);
     }
     case Type::kNumber: {
       std::optional<double> v = parseNumber(value);
@@ -183,6 +189,10 @@ std::optional<std::string> ScalarRule::check(std::string_view value) const {
   }
   if (min && number < *min) return "must be at least " + formatNumber(*min);
   if (max && number > *max) return "must be at most " + formatNumber(*max);
+  return checkPattern(value);
+}
+
+std::optional<std::string> ScalarRule::checkPattern(std::string_view value) const {
   if (pattern) {
     if (value.size() > kMaxPatternInput) {
       return "must be at most " + std::to_string(kMaxPatternInput) + " bytes long";

@@ -41,6 +41,7 @@ struct ScalarRule {
 
   // The reason `value` breaks the rule, or nullopt.
   std::optional<std::string> check(std::string_view value) const;
+  std::optional<std::string> checkPattern(std::string_view value) const;
 
   std::string name;  // as configured (header names compare case-insensitively)
   bool required = false;
@@ -49,6 +50,8 @@ struct ScalarRule {
   std::vector<std::string> values;
   std::optional<double> min;
   std::optional<double> max;
+  std::optional<int64_t> min_int;  // type int: the same bounds, exact
+  std::optional<int64_t> max_int;
   std::optional<uint64_t> min_length;
   std::optional<uint64_t> max_length;
   std::optional<Pattern> pattern;

@@ -162,6 +162,17 @@ TEST(ParamValidationTest, PatternInputIsCapped) {
             std::vector<std::string>{"query/s: must be at most 1024 bytes long"});
 }
 
+TEST(ParamValidationTest, IntBoundsAreExactBeyondDoublePrecision) {
+  FilterHarness h(sluice_plugin_entry(), "query:\n  id: {type: int, max: 9007199254740993}\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream ok("GET", "/?id=9007199254740993");
+  EXPECT_EQ(h.requestHeaders(ok), SLUICE_FILTER_CONTINUE);
+  FakeStream over("GET", "/?id=9007199254740994");  // the same double as the max
+  h.requestHeaders(over);
+  EXPECT_EQ(violationsOf(over),
+            std::vector<std::string>{"query/id: must be at most 9007199254740993"});
+}
+
 TEST(ParamValidationTest, UnknownQueryReject) {
   FilterHarness h(sluice_plugin_entry(), "unknown_query: reject\nquery:\n  a: {}\n");
   ASSERT_TRUE(h.configured()) << h.error();
