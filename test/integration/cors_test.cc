@@ -70,7 +70,20 @@ TEST_F(CorsTest, PreflightIsAnsweredWith204AndNeverGoesUpstream) {
   EXPECT_EQ(r.header("Access-Control-Max-Age"), "600");
   EXPECT_NE(r.header("Vary").find("Origin"), std::string::npos) << r.header("Vary");
   EXPECT_EQ(upstreamRequests(gateway_->adminPort()), before);
-  // The connection stays usable: the actual request follows on it, as a browser's would.
+}
+
+// A browser sends the actual request right after the preflight, usually on the same connection:
+// the 204 must not cost it (a local reply to a completely read request keeps the connection).
+TEST_F(CorsTest, PreflightKeepsTheConnectionForTheActualRequest) {
+  RawConnection conn(gateway_->port());
+  ASSERT_TRUE(conn.send(buildRequest(
+      "OPTIONS", "/gateway/echo/items",
+      {{"Origin", "https://app.example.com"}, {"Access-Control-Request-Method", "PUT"}}, "",
+      gateway_->port())));
+  Response pre = conn.readResponse();
+  ASSERT_TRUE(pre.complete) << pre.error;
+  EXPECT_EQ(pre.status, 204);
+  EXPECT_TRUE(pre.keep_alive) << "Connection: " << pre.header("Connection");
   ASSERT_TRUE(conn.send(
       buildRequest("PUT", "/gateway/echo/items",
                    {{"Origin", "https://app.example.com"}, {"Content-Type", "application/json"}},
@@ -79,6 +92,7 @@ TEST_F(CorsTest, PreflightIsAnsweredWith204AndNeverGoesUpstream) {
   ASSERT_TRUE(actual.complete) << actual.error;
   EXPECT_EQ(actual.status, 200);
   EXPECT_EQ(actual.header("Access-Control-Allow-Origin"), "https://app.example.com");
+  EXPECT_EQ(echoNumber(actual.body, "body_length"), 2);
 }
 
 TEST_F(CorsTest, DisallowedPreflightsGet403WithoutCorsHeaders) {
