@@ -114,6 +114,11 @@ TEST(ForwardedForTest, DepthCountsFromTheRightAfterSluicesOwnEntry) {
   EXPECT_EQ(clientFromForwardedFor(junk, peer, 1), addr("198.51.100.7"));
   EXPECT_FALSE(clientFromForwardedFor(junk, peer, 2));
   EXPECT_FALSE(clientFromForwardedFor({}, peer, 1));
+  // IPv6 entries in every spelling; an IPv6 peer.
+  ip::Address v6peer = addr("[2001:db8::10]:1");
+  std::vector<std::string_view> v6 = {"[2001:db8::1]:443, 192.0.2.1:80, 2001:DB8::10"};
+  EXPECT_EQ(clientFromForwardedFor(v6, v6peer, 1), addr("192.0.2.1"));
+  EXPECT_EQ(clientFromForwardedFor(v6, v6peer, 2), addr("2001:db8::1"));
 }
 
 TEST(IpFilterTest, DenyWinsThenAllowList) {
