@@ -175,5 +175,24 @@ TEST(RouteChains, WorkerChainsShareListenerInstancesAndResolveRoutesByIndex) {
   EXPECT_NE(per->worker(1), nullptr);
 }
 
+TEST(RouteChains, ReplaceWithNoFiltersRunsNoFilterAndAFailingRouteEntryFailsTheBuild) {
+  Fixture fx;
+  ASSERT_TRUE(fx.build(yaml("  - {name: bare, prefix: /b, cluster: c, filters_mode: replace}\n")));
+  ASSERT_NE(fx.chain("edge", 0), nullptr);
+  EXPECT_TRUE(fx.chain("edge", 0)->filters.empty());
+
+  std::vector<std::string> errors;
+  auto config =
+      config::loadString(yaml("  - name: bad\n    prefix: /x\n    cluster: c\n    filters:\n"
+                              "      - {name: headers, config: {nope: 1}}\n"),
+                         "t.yaml", &errors);
+  ASSERT_NE(config, nullptr) << errors.front();
+  Built built;
+  EXPECT_FALSE(server::build(config, *fx.loader, &fx.built, &built, &errors));
+  ASSERT_EQ(errors.size(), 1u);
+  EXPECT_EQ(errors[0].rfind("t.yaml:16:40: ", 0), 0u) << errors[0];
+  EXPECT_NE(errors[0].find("plugin 'headers'"), std::string::npos) << errors[0];
+}
+
 }  // namespace
 }  // namespace sluice::server
