@@ -100,7 +100,8 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
   routes_ = routes;
 }
 
-WorkerRuntime::WorkerRuntime(event::Worker& worker) : worker_(worker), pool_(worker) {}
+WorkerRuntime::WorkerRuntime(event::Worker& worker)
+    : worker_(worker), pool_(worker), streams_(worker) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);

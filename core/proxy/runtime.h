@@ -15,6 +15,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/stream_registry.h"
 #include "core/stats/families.h"
 #include "core/tls/server_context.h"
 #include "core/upstream/cluster.h"
@@ -148,6 +149,10 @@ class WorkerRuntime {
   // connections at their next request.
   void setRoutes(std::shared_ptr<const RouteTable> routes);
   const config::Config& routes() const { return *routes_->config; }
+  // The current table itself (a stream holds it while its matched route is in use).
+  std::shared_ptr<const RouteTable> routeTable() const { return routes_; }
+  // This worker's live streams, for post() from other threads (filter ABI 1.2).
+  StreamRegistry& streams() { return streams_; }
 
   // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs). `queue`:
   // the cluster's wait queue (max_requests_per_host), the same object on every worker.
@@ -179,6 +184,7 @@ class WorkerRuntime {
 
   event::Worker& worker_;
   upstream::ConnPool pool_;
+  StreamRegistry streams_;
   std::shared_ptr<const RouteTable> routes_;
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
