@@ -57,9 +57,12 @@ std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Rou
   }
   // Not a route of the table attached here: the caller routed with another table than the
   // worker's current one (WorkerRuntime::setRoutes attaches every table to every live chain).
-  SLUICE_LOG(kError, "route '", route->name.empty() ? route->prefix : route->name,
-             "' is not in the route table of listener '", info_->config.name,
-             "'; its request runs the listener's filters only");
+  if (!warned_foreign_route_) {
+    warned_foreign_route_ = true;
+    SLUICE_LOG(kError, "route '", route->name.empty() ? route->prefix : route->name,
+               "' is not in the route table of listener '", info_->config.name,
+               "'; its requests run the listener's filters only (logged once)");
+  }
   return shared_from_this();
 }
 

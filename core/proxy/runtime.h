@@ -88,8 +88,11 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // The chain a request matched to `route` runs: this listener chain when the route has no
   // filters of its own (or `route` is nullptr: context-path routing, no route matched), else
   // the route's chain for this listener on this worker (routes[].filters, FiltersMode).
-  // `route` must point into the route table the worker runs now (WorkerRuntime::routes());
-  // O(1): its index in that table. Worker thread. Never null.
+  // `route` must point into the route table the worker runs now (WorkerRuntime::routes(), as
+  // router.h's route() returns it); O(1): its index in that table. Call it on the listener
+  // chain (the one the stream took from its slot); a route chain returns itself. The result's
+  // info() is the listener's (name, stats, access logs, limits) with the composed `filters`,
+  // and info().route names the route. Worker thread. Never null.
   std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
 
   // Attaches `routes` (WorkerRuntime calls this for every live listener chain when the table
@@ -103,6 +106,7 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
   std::shared_ptr<const RouteTable> routes_;          // the table route_chains_ belong to
   std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
+  bool warned_foreign_route_ = false;
 };
 
 class WorkerRuntime;
