@@ -59,6 +59,8 @@ ConcurrencyLimitConfig::ConcurrencyLimitConfig(const sdk::ConfigNode& node, cons
                              {{"per", perName(per)}, {"result", "admitted"}});
   rejected = metrics.counter("requests_total", "Requests through a concurrency_limit entry.",
                              {{"per", perName(per)}, {"result", "rejected"}});
+  in_flight = metrics.gauge("in_flight", "Requests holding a slot of a concurrency_limit entry.",
+                            {{"per", perName(per)}});
 }
 
 std::atomic<int64_t>* ConcurrencyLimitWorker::counter(std::string_view name) {
@@ -98,6 +100,7 @@ sdk::FilterStatus ConcurrencyLimitFilter::onRequestHeaders(sdk::Stream& stream,
     return sdk::FilterStatus::kStop;
   }
   held_ = c;
+  config_.in_flight.add(1);
   config_.admitted.inc();
   return sdk::FilterStatus::kContinue;
 }

@@ -53,6 +53,7 @@ struct ConcurrencyLimitConfig {
   uint64_t retry_after_s = 1;
   std::string retry_after;  // the header value ("" when 0)
   sdk::Counter admitted, rejected;
+  sdk::Gauge in_flight;  // requests holding a slot through an entry of this `per` kind
 };
 
 // Per worker: the counters this worker has looked up. Worker thread only.
@@ -80,7 +81,9 @@ class ConcurrencyLimitFilter : public sdk::Filter {
 
  private:
   void release() {
-    if (held_ != nullptr) held_->fetch_sub(1, std::memory_order_acq_rel);
+    if (held_ == nullptr) return;
+    held_->fetch_sub(1, std::memory_order_acq_rel);
+    config_.in_flight.add(-1);
     held_ = nullptr;
   }
   const ConcurrencyLimitConfig& config_;
