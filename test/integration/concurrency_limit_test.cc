@@ -3,6 +3,7 @@
 // come back whichever way the held requests end — completion, client abort, upstream error,
 // response timeout. Two workers: the count is the process's.
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 
 #include <chrono>
 #include <condition_variable>
@@ -121,9 +122,9 @@ class ConcurrencyLimitTest : public ::testing::Test {
     EXPECT_EQ(r.body, "concurrency limit reached\n");
   }
 
-  // The plugin's in-flight gauge from the admin /metrics (-1 when absent).
+  // The plugin's in-flight gauge from the admin /stats/prometheus (-1 when absent).
   static int64_t inFlight() {
-    Response r = httpGet(gateway_->adminPort(), "/metrics");
+    Response r = httpGet(gateway_->adminPort(), "/stats/prometheus");
     const std::string name = "sluice_plugin_concurrency_limit_in_flight{per=\"listener\"} ";
     size_t at = r.body.find("\n" + name);
     if (at == std::string::npos) return -1;
@@ -171,7 +172,13 @@ TEST_F(ConcurrencyLimitTest, SlotsComeBackWhenRequestsComplete) {
 TEST_F(ConcurrencyLimitTest, SlotsComeBackWhenTheClientAborts) {
   auto conns = fill("/gateway/slow/hold/forever");
   expectRefused();
-  conns.clear();  // the clients go away mid-request; the upstream still holds both
+  // The clients go away mid-request with an abortive close (RST, as a killed client does; a
+  // plain FIN after a complete request is a half-close that still waits for its response).
+  for (auto& c : conns) {
+    linger l{1, 0};
+    setsockopt(c->fd(), SOL_SOCKET, SO_LINGER, &l, sizeof(l));
+  }
+  conns.clear();  // the upstream still holds both
   expectBothSlotsBack();
 }
 
