@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <random>
+#include <thread>
 
 namespace sluice::filters::rate_limit {
 namespace {
@@ -130,7 +131,10 @@ GcraTable::Step GcraTable::spend(Group& g, int slot, uint64_t fp, uint64_t now_n
   std::atomic<uint64_t>& cell = g.tats[slot];
   uint64_t tat = cell.load(std::memory_order_acquire);
   for (;;) {
-    if (tat == kBusy) return Step::kRetry;  // being handed over: look the key up again
+    if (tat == kBusy) {  // being handed over (a few stores): look the key up again
+      std::this_thread::yield();
+      return Step::kRetry;
+    }
     // Loaded after the TAT: when the TAT was a new owner's marker, this sees the new key.
     if (g.keys[slot].load(std::memory_order_acquire) != fp) return Step::kRetry;
     const uint64_t base = tat > now_ns ? tat : now_ns;
