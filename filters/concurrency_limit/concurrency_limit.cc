@@ -7,6 +7,9 @@ namespace sluice::filters::concurrency_limit {
 namespace {
 
 constexpr size_t kMaxNames = 65536;
+// In the gateway's own error format (core/proxy/local_reply.cc).
+constexpr char kBody[] =
+    "{\"status\":503,\"error\":\"Service Unavailable\",\"detail\":\"concurrency limit reached\"}\n";
 
 const char* perName(Per per) {
   switch (per) {
@@ -92,10 +95,9 @@ sdk::FilterStatus ConcurrencyLimitFilter::onRequestHeaders(sdk::Stream& stream,
     c->fetch_sub(1, std::memory_order_acq_rel);
     config_.rejected.inc();
     if (config_.retry_after.empty()) {
-      stream.sendLocalReply(503, "concurrency limit reached\n");
+      stream.sendLocalReply(503, kBody, "application/json");
     } else {
-      stream.sendLocalReply(503, "concurrency limit reached\n", "text/plain",
-                            {{"Retry-After", config_.retry_after}});
+      stream.sendLocalReply(503, kBody, "application/json", {{"Retry-After", config_.retry_after}});
     }
     return sdk::FilterStatus::kStop;
   }

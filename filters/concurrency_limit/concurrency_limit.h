@@ -8,6 +8,8 @@
 //         per: route          # route | cluster | listener
 //         retry_after: 1      # Retry-After seconds on the 503 (0: no Retry-After)
 //
+// Over the limit: 503 with the gateway's JSON error body and `Retry-After`.
+//
 // A request takes a slot in onRequestHeaders and gives it back when it ends for any reason —
 // completed, client gone, upstream error, timeout, answered by a later filter — in onLog (the
 // host calls it exactly once per stream), or at the latest when the stream is destroyed. So the

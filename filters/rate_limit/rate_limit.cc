@@ -10,6 +10,12 @@
 namespace sluice::filters::rate_limit {
 namespace {
 
+// Bodies in the gateway's own error format (core/proxy/local_reply.cc).
+constexpr char kLimitedBody[] =
+    "{\"status\":429,\"error\":\"Too Many Requests\",\"detail\":\"rate limit exceeded\"}\n";
+constexpr char kMissingBody[] =
+    "{\"status\":429,\"error\":\"Too Many Requests\",\"detail\":\"rate limit key missing\"}\n";
+
 constexpr double kMaxTolerance = 4.0e18;  // burst * interval in ns stays below 2^62
 
 bool isPolicyName(std::string_view s) {
@@ -245,7 +251,7 @@ sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*
       case MissingKey::kAllow:
         return sdk::FilterStatus::kContinue;
       case MissingKey::kDeny:
-        stream.sendLocalReply(429, "rate limit key missing\n", "text/plain",
+        stream.sendLocalReply(429, kMissingBody, "application/json",
                               {{"RateLimit-Policy", config_.policy_header}});
         return sdk::FilterStatus::kStop;
       case MissingKey::kShared:
@@ -259,7 +265,7 @@ sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*
     const std::string retry =
         std::to_string(std::max<uint64_t>(1, ceilSeconds(decision_.retry_after_ns)));
     const std::string limit = config_.limitHeader(decision_);
-    stream.sendLocalReply(429, "rate limit exceeded\n", "text/plain",
+    stream.sendLocalReply(429, kLimitedBody, "application/json",
                           {{"Retry-After", retry},
                            {"RateLimit-Policy", config_.policy_header},
                            {"RateLimit", limit}});

@@ -23,7 +23,8 @@
 // `consumer` (set by an auth filter earlier in the chain); route/cluster/listener are the
 // request's attributes; {header: N} the first field N (an empty value counts as missing).
 //
-// Denied requests: 429 with `Retry-After` (RFC 9110 §10.2.3: whole seconds, rounded up, >= 1)
+// Denied requests: 429 with the gateway's JSON error body, `Retry-After` (RFC 9110 §10.2.3:
+// whole seconds, rounded up, >= 1)
 // and `RateLimit-Policy` / `RateLimit` in the structured-field syntax of
 // draft-ietf-httpapi-ratelimit-headers-10 (§4, §5):
 //   RateLimit-Policy: "default";q=100;w=1      the sustained rate: q requests per w seconds

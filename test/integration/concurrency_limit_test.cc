@@ -119,7 +119,8 @@ class ConcurrencyLimitTest : public ::testing::Test {
     ASSERT_TRUE(r.complete) << r.error;
     EXPECT_EQ(r.status, 503);
     EXPECT_EQ(r.header("Retry-After"), "2");
-    EXPECT_EQ(r.body, "concurrency limit reached\n");
+    EXPECT_TRUE(isJsonError(r, 503)) << r.body;
+    EXPECT_NE(r.body.find("concurrency limit reached"), std::string::npos) << r.body;
   }
 
   // The plugin's in-flight gauge from the admin /stats/prometheus (-1 when absent).

@@ -95,7 +95,10 @@ TEST_F(RateLimitTest, TooManyRequestsWithHeadersAfterTheBurst) {
   Response r = conn.readResponse();
   ASSERT_TRUE(r.complete) << r.error;
   EXPECT_EQ(r.status, 429);
-  EXPECT_EQ(r.body, "rate limit exceeded\n");
+  EXPECT_TRUE(isJsonError(r, 429)) << r.body;
+  EXPECT_EQ(
+      r.body,
+      "{\"status\":429,\"error\":\"Too Many Requests\",\"detail\":\"rate limit exceeded\"}\n");
   EXPECT_TRUE(near(r.header("Retry-After"), 3600)) << r.header("Retry-After");
   EXPECT_EQ(r.header("RateLimit-Policy"), "\"tenant\";q=1;w=3600");
   EXPECT_TRUE(limitIs(r.header("RateLimit"), 0, 10800)) << r.header("RateLimit");
@@ -107,7 +110,8 @@ TEST_F(RateLimitTest, KeysAreSeparateAndAMissingKeyIsDenied) {
   EXPECT_EQ(asTenant("initech").status, 200);  // another tenant: its own bucket
   Response none = httpGet(gateway_->port(), "/gateway/echo/x");
   EXPECT_EQ(none.status, 429);
-  EXPECT_EQ(none.body, "rate limit key missing\n");
+  EXPECT_TRUE(isJsonError(none, 429)) << none.body;
+  EXPECT_NE(none.body.find("rate limit key missing"), std::string::npos) << none.body;
   EXPECT_EQ(none.header("Retry-After"), "");
 }
 

@@ -38,7 +38,10 @@ TEST(ConcurrencyLimitTest, RejectsTheRequestOverMaxAndGivesTheSlotBackAtTheEnd) 
   ASSERT_EQ(h.requestHeaders(*c), SLUICE_FILTER_STOP);
   ASSERT_TRUE(c->local_reply.has_value());
   EXPECT_EQ(c->local_reply->status, 503u);
-  EXPECT_EQ(c->local_reply->body, "concurrency limit reached\n");
+  EXPECT_EQ(c->local_reply->body,
+            "{\"status\":503,\"error\":\"Service Unavailable\",\"detail\":\"concurrency limit "
+            "reached\"}\n");
+  EXPECT_EQ(c->local_reply->content_type, "application/json");
   EXPECT_EQ(c->replyHeader("Retry-After"), "3");
   h.finish(*c);  // the rejected request's end gives back nothing it did not take
   EXPECT_EQ(sharedCounter(Per::kRoute, "t1")->load(), 2);

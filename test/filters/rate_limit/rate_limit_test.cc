@@ -51,7 +51,10 @@ TEST(RateLimitTest, AnswersTooManyRequestsWithHeadersAfterTheBurst) {
   ASSERT_EQ(h.requestHeaders(s), SLUICE_FILTER_STOP);
   ASSERT_TRUE(s.local_reply.has_value());
   EXPECT_EQ(s.local_reply->status, 429u);
-  EXPECT_EQ(s.local_reply->body, "rate limit exceeded\n");
+  EXPECT_EQ(
+      s.local_reply->body,
+      "{\"status\":429,\"error\":\"Too Many Requests\",\"detail\":\"rate limit exceeded\"}\n");
+  EXPECT_EQ(s.local_reply->content_type, "application/json");
   // One token per 3600 s: the next one comes in (just under) an hour, full after two.
   EXPECT_EQ(s.replyHeader("Retry-After"), "3600");
   EXPECT_EQ(s.replyHeader("RateLimit-Policy"), "\"t1\";q=1;w=3600");
@@ -112,7 +115,9 @@ TEST(RateLimitTest, HeaderKeyAndMissingKeyModes) {
     FakeStream s;
     ASSERT_EQ(h.requestHeaders(s), SLUICE_FILTER_STOP);
     EXPECT_EQ(s.local_reply->status, 429u);
-    EXPECT_EQ(s.local_reply->body, "rate limit key missing\n");
+    EXPECT_EQ(
+        s.local_reply->body,
+        "{\"status\":429,\"error\":\"Too Many Requests\",\"detail\":\"rate limit key missing\"}\n");
     EXPECT_FALSE(s.replyHeader("Retry-After").has_value());  // waiting would not help
     EXPECT_EQ(admittedOf(h, 1, "10.0.0.1:1", {{"X-Tenant", "acme"}}), 1);
   }
