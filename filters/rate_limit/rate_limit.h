@@ -24,9 +24,8 @@
 // request's attributes; {header: N} the first field N (an empty value counts as missing).
 //
 // Denied requests: 429 with the gateway's JSON error body, `Retry-After` (RFC 9110 §10.2.3:
-// whole seconds, rounded up, >= 1)
-// and `RateLimit-Policy` / `RateLimit` in the structured-field syntax of
-// draft-ietf-httpapi-ratelimit-headers-10 (§4, §5):
+// whole seconds, rounded up, >= 1) and `RateLimit-Policy` / `RateLimit` in the structured-field
+// syntax of draft-ietf-httpapi-ratelimit-headers-10:
 //   RateLimit-Policy: "default";q=100;w=1      the sustained rate: q requests per w seconds
 //   RateLimit: "default";r=0;t=2               r tokens left now, t seconds until full again
 //
