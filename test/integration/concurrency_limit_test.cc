@@ -77,7 +77,9 @@ class ConcurrencyLimitTest : public ::testing::Test {
       holds->cv.notify_all();
       holds->cv.wait(lock,
                      [&] { return holds->stop || (!forever && holds->generation > generation); });
-      if (err) return ScriptedUpstream::Reply{"", true};  // closes without a response: 502
+      // A malformed response, then a close: 502. (A close with no byte at all on a reused
+      // connection would be resent once as a stale pooled connection.)
+      if (err) return ScriptedUpstream::Reply{"HTTP/1.1 abc\r\n\r\n", true};
       return ScriptedUpstream::Reply{okResponse("held")};
     });
     gateway_ = std::make_unique<Gateway>(
@@ -186,7 +188,7 @@ TEST_F(ConcurrencyLimitTest, SlotsComeBackWhenTheClientAborts) {
 TEST_F(ConcurrencyLimitTest, SlotsComeBackAfterAnUpstreamError) {
   auto conns = fill("/gateway/slow/hold/err");
   expectRefused();
-  holds_->release();  // the upstream closes both connections without a response
+  holds_->release();  // the upstream answers both with garbage
   for (auto& c : conns) EXPECT_EQ(c->readResponse().status, 502);
   expectBothSlotsBack();
 }
