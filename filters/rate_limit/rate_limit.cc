@@ -168,7 +168,7 @@ RateLimitConfig::RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& h
   } else {
     node["missing_key"].fail("expected shared, allow or deny");
   }
-  max_keys = static_cast<uint64_t>(node.getInt("max_keys", 100000, 1, 100000000));
+  max_keys = static_cast<uint64_t>(node.getInt("max_keys", 100000, 1, 10000000));
   ipv6_prefix = static_cast<int>(node.getInt("ipv6_prefix", 128, 1, 128));
   policy = node.getString("policy", policy);
   if (!isPolicyName(policy)) {

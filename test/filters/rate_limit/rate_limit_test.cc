@@ -245,7 +245,7 @@ TEST(RateLimitTest, RefusesBadConfigsWithLineAndColumn) {
            Case{"rate: 5\nkey: {header: 'X Y'}\n", "'X Y' is not a header name", 2},
            Case{"rate: 5\nkey: []\n", "expected at least one key part", 2},
            Case{"rate: 5\nmissing_key: ignore\n", "expected shared, allow or deny", 2},
-           Case{"rate: 5\nmax_keys: 0\n", "expected an integer from 1 to 100000000", 2},
+           Case{"rate: 5\nmax_keys: 0\n", "expected an integer from 1 to 10000000", 2},
            Case{"rate: 5\npolicy: 'a b'\n", "expected 1..64 characters of A-Z a-z 0-9 _ . -", 2},
            Case{"rate: 5\nrequests_per_second: 5\n",
                 "unknown key 'requests_per_second' (expected one of: rate, per, burst, key, "
