@@ -102,6 +102,11 @@ TEST_F(RateLimitTest, TooManyRequestsWithHeadersAfterTheBurst) {
   EXPECT_TRUE(near(r.header("Retry-After"), 3600)) << r.header("Retry-After");
   EXPECT_EQ(r.header("RateLimit-Policy"), "\"tenant\";q=1;w=3600");
   EXPECT_TRUE(limitIs(r.header("RateLimit"), 0, 10800)) << r.header("RateLimit");
+  // A 429 does not cost the client its connection (the request was read completely).
+  EXPECT_TRUE(r.keep_alive);
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/x", {{"X-Tenant", "acme"}}, "",
+                                     gateway_->port())));
+  EXPECT_EQ(conn.readResponse().status, 429);
 }
 
 TEST_F(RateLimitTest, KeysAreSeparateAndAMissingKeyIsDenied) {
