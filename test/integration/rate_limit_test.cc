@@ -38,7 +38,17 @@ listeners:
     filters:
       - name: rate_limit
         config: {rate: 1, per: hour, burst: 40, policy: ip}
+  - name: by_consumer
+    address: 127.0.0.1:${PORT3}
+    context_path: /gateway
+    filters:
+      - {name: probe, path: '${PROBE}'}
+      - name: rate_limit
+        config: {rate: 1, per: hour, burst: 2, key: [consumer, cluster], missing_key: deny,
+                 policy: consumer}
 clusters:
+  - name: other
+    endpoints: [${BACKEND}]
   - name: echo
     endpoints: [${BACKEND}]
 )";
@@ -61,9 +71,13 @@ class RateLimitTest : public ::testing::Test {
   static void SetUpTestSuite() {
     backend_ = std::make_unique<EchoBackend>("echo");
     port2_ = freePort();
+    port3_ = freePort();
     gateway_ = std::make_unique<Gateway>(
-        kConfig, std::map<std::string, std::string>{{"BACKEND", backend_->address()},
-                                                    {"PORT2", std::to_string(port2_)}});
+        kConfig, std::map<std::string, std::string>{
+                     {"BACKEND", backend_->address()},
+                     {"PORT2", std::to_string(port2_)},
+                     {"PORT3", std::to_string(port3_)},
+                     {"PROBE", runfile("test/integration/fixtures/libprobe.so")}});
   }
   static void TearDownTestSuite() {
     gateway_.reset();
@@ -78,6 +92,7 @@ class RateLimitTest : public ::testing::Test {
   static inline std::unique_ptr<EchoBackend> backend_;
   static inline std::unique_ptr<Gateway> gateway_;
   static inline int port2_ = 0;
+  static inline int port3_ = 0;
 };
 
 TEST_F(RateLimitTest, TooManyRequestsWithHeadersAfterTheBurst) {
@@ -104,8 +119,8 @@ TEST_F(RateLimitTest, TooManyRequestsWithHeadersAfterTheBurst) {
   EXPECT_TRUE(limitIs(r.header("RateLimit"), 0, 10800)) << r.header("RateLimit");
   // A 429 does not cost the client its connection (the request was read completely).
   EXPECT_TRUE(r.keep_alive);
-  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/x", {{"X-Tenant", "acme"}}, "",
-                                     gateway_->port())));
+  ASSERT_TRUE(conn.send(
+      buildRequest("GET", "/gateway/echo/x", {{"X-Tenant", "acme"}}, "", gateway_->port())));
   EXPECT_EQ(conn.readResponse().status, 429);
 }
 
@@ -118,6 +133,22 @@ TEST_F(RateLimitTest, KeysAreSeparateAndAMissingKeyIsDenied) {
   EXPECT_TRUE(isJsonError(none, 429)) << none.body;
   EXPECT_NE(none.body.find("rate limit key missing"), std::string::npos) << none.body;
   EXPECT_EQ(none.header("Retry-After"), "");
+}
+
+// The consumer an earlier filter (an auth filter; here the probe test filter) put in the
+// request context, combined with the cluster.
+TEST_F(RateLimitTest, ConsumerFromTheRequestContextAndClusterKey) {
+  auto as = [&](const std::string& consumer, const std::string& cluster) {
+    Headers h;
+    if (!consumer.empty()) h.push_back({"X-Probe-Set-Context", "consumer=" + consumer});
+    return httpGet(port3_, "/gateway/" + cluster + "/x", h).status;
+  };
+  EXPECT_EQ(as("alice", "echo"), 200);
+  EXPECT_EQ(as("alice", "echo"), 200);
+  EXPECT_EQ(as("alice", "echo"), 429);
+  EXPECT_EQ(as("alice", "other"), 200);  // another cluster: another bucket
+  EXPECT_EQ(as("bob", "echo"), 200);     // another consumer
+  EXPECT_EQ(as("", "echo"), 429);        // no consumer: missing_key deny
 }
 
 // Eight connections at once on a two-worker sluice (SO_REUSEPORT spreads them over both
