@@ -177,18 +177,23 @@ RateLimitConfig::RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& h
   headers_on_success = node.getBool("headers_on_success", headers_on_success);
 
   // RateLimit-Policy: the sustained rate as q per w seconds, with the smallest window (a
-  // multiple of `per`) that makes q a whole number (0.5/s -> q=1;w=2); else rounded.
+  // multiple k of `per`, k <= 3600) that makes q a whole number within 0.1% (0.5/s -> q=1;w=2,
+  // 0.3333/s -> q=1;w=3); when none does, the k that comes closest.
   uint64_t w = per_seconds;
-  double q = std::round(rate);
+  double q = 1;
+  double best_error = -1;
   for (uint64_t k = 1; k <= 3600; ++k) {
-    double exact = rate * static_cast<double>(k);
-    if (std::fabs(exact - std::round(exact)) < 1e-6 * exact) {
+    const double exact = rate * static_cast<double>(k);
+    const double whole = std::round(exact);
+    if (whole < 1) continue;
+    const double error = std::fabs(whole - exact) / exact;
+    if (best_error < 0 || error < best_error) {
+      best_error = error;
       w = per_seconds * k;
-      q = std::round(exact);
-      break;
+      q = whole;
     }
+    if (error < 1e-3) break;
   }
-  if (q < 1) q = 1;
   policy_header = "\"" + policy + "\";q=" + std::to_string(static_cast<uint64_t>(q)) +
                   ";w=" + std::to_string(w);
 

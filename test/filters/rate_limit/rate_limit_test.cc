@@ -170,10 +170,12 @@ TEST(RateLimitTest, PolicyWindowForFractionalRates) {
     const char* policy;
   };
   for (const Case& c : {
-           Case{"rate: 0.5\n", "\"default\";q=1;w=2"},
-           Case{"rate: 2.5\n", "\"default\";q=5;w=2"},
+           Case{"rate: 0.5\n", "\"default\";q=1;w=2"}, Case{"rate: 2.5\n", "\"default\";q=5;w=2"},
            Case{"rate: 1000\n", "\"default\";q=1000;w=1"},
            Case{"rate: 10\nper: hour\n", "\"default\";q=10;w=3600"},
+           Case{"rate: 0.3333\n", "\"default\";q=1;w=3"},
+           Case{"rate: 1.5\nper: minute\n", "\"default\";q=3;w=120"},
+           Case{"rate: 100.4\n", "\"default\";q=201;w=2"},  // within 0.1%
        }) {
     FilterHarness h(sluice_plugin_entry(), std::string(c.yaml) + "headers_on_success: true\n");
     ASSERT_TRUE(h.configured()) << h.error();
