@@ -19,7 +19,8 @@
 // The counters are the process's, one per (per, name) — e.g. "cluster users" — shared by every
 // worker, by every concurrency_limit entry with the same `per`, and across reloads (requests
 // that started on the old config still count against the new one); each entry compares the
-// shared count with its own `max`. An unnamed route (or an empty name) counts under the name "".
+// shared count with its own `max`. A request with no route (no route matched: its 404) counts
+// under the empty name.
 // At most 65,536 distinct names get their own counter; later ones share one overflow counter.
 //
 // Threads: counters are std::atomic (one fetch_add to take a slot, one fetch_sub to give it

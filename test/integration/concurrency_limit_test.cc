@@ -30,6 +30,15 @@ listeners:
     filters:
       - name: concurrency_limit
         config: {max: 2, per: listener, retry_after: 2}
+routes:
+  # The route's own entry replaces the listener's in place (per-route config): one at a time
+  # per route on this route, not counted against the listener's two.
+  - name: single
+    prefix: /single/
+    cluster: slow
+    filters:
+      - name: concurrency_limit
+        config: {max: 1, per: route, retry_after: 5}
 clusters:
   - name: slow
     retries: 0
@@ -125,24 +134,25 @@ class ConcurrencyLimitTest : public ::testing::Test {
     EXPECT_NE(r.body.find("concurrency limit reached"), std::string::npos) << r.body;
   }
 
-  // The plugin's in-flight gauge from the admin /stats/prometheus (-1 when absent).
-  static int64_t inFlight() {
+  // The plugin's in-flight gauge for entries of `per` from the admin /stats/prometheus (-1 when
+  // absent).
+  static int64_t inFlight(const std::string& per = "listener") {
     Response r = httpGet(gateway_->adminPort(), "/stats/prometheus");
-    const std::string name = "sluice_plugin_concurrency_limit_in_flight{per=\"listener\"} ";
+    const std::string name = "sluice_plugin_concurrency_limit_in_flight{per=\"" + per + "\"} ";
     size_t at = r.body.find("\n" + name);
     if (at == std::string::npos) return -1;
     return std::atoll(r.body.c_str() + at + 1 + name.size());
   }
-  // Polls until no request holds a slot (a slot is given back when its stream ends, just after
-  // the response went out, maybe on the other worker).
-  static void expectDrained() {
+  // Polls until no request holds a slot of `per` entries (a slot is given back when its stream
+  // ends, just after the response went out, maybe on the other worker).
+  static void expectDrained(const std::string& per = "listener") {
     auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
-    int64_t n = inFlight();
+    int64_t n = inFlight(per);
     while (n != 0 && std::chrono::steady_clock::now() < deadline) {
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
-      n = inFlight();
+      n = inFlight(per);
     }
-    ASSERT_EQ(n, 0) << "slots not given back";
+    ASSERT_EQ(n, 0) << "slots not given back (" << per << ")";
   }
   // Both slots are free again, and no more than two (the count did not go below zero).
   static void expectBothSlotsBack() {
@@ -198,6 +208,29 @@ TEST_F(ConcurrencyLimitTest, SlotsComeBackAfterAResponseTimeout) {
   expectRefused();
   for (auto& c : conns) EXPECT_EQ(c->readResponse().status, 504);  // after 1 s
   expectBothSlotsBack();
+}
+
+TEST_F(ConcurrencyLimitTest, ARouteEntryCountsPerRouteWithItsOwnMax) {
+  int before = 0;
+  {
+    std::lock_guard<std::mutex> lock(holds_->mu);
+    before = holds_->arrived;
+  }
+  RawConnection held(port(), 30000);
+  ASSERT_TRUE(held.send(buildRequest("GET", "/gateway/single/hold/ok", {}, "", port())));
+  ASSERT_TRUE(holds_->waitArrived(before + 1));
+  Response second = httpGet(port(), "/gateway/single/fast");
+  EXPECT_EQ(second.status, 503);
+  EXPECT_EQ(second.header("Retry-After"), "5");
+  // The listener's entry (other paths) has both of its slots.
+  auto conns = fill("/gateway/slow/hold/ok");
+  expectRefused();
+  holds_->release();
+  EXPECT_EQ(held.readResponse().status, 200);
+  for (auto& c : conns) EXPECT_EQ(c->readResponse().status, 200);
+  expectDrained();
+  expectDrained("route");
+  EXPECT_EQ(httpGet(port(), "/gateway/single/fast").status, 200);
 }
 
 }  // namespace
