@@ -46,6 +46,14 @@ listeners:
       - name: rate_limit
         config: {rate: 1, per: hour, burst: 2, key: [consumer, cluster], missing_key: deny,
                  policy: consumer}
+routes:
+  # Per-route config: this route's entry replaces the listener's rate_limit in place.
+  - name: strict
+    prefix: /strict/
+    cluster: echo
+    filters:
+      - name: rate_limit
+        config: {rate: 1, per: hour, burst: 1, key: route, policy: strict}
 clusters:
   - name: other
     endpoints: [${BACKEND}]
@@ -149,6 +157,16 @@ TEST_F(RateLimitTest, ConsumerFromTheRequestContextAndClusterKey) {
   EXPECT_EQ(as("alice", "other"), 200);  // another cluster: another bucket
   EXPECT_EQ(as("bob", "echo"), 200);     // another consumer
   EXPECT_EQ(as("", "echo"), 429);        // no consumer: missing_key deny
+}
+
+TEST_F(RateLimitTest, ARouteEntryHasItsOwnConfigAndKeysOnTheRoute) {
+  Response first = httpGet(gateway_->port(), "/gateway/strict/a");  // no X-Tenant needed
+  EXPECT_EQ(first.status, 200);
+  Response second = httpGet(gateway_->port(), "/gateway/strict/b", {{"X-Tenant", "acme2"}});
+  EXPECT_EQ(second.status, 429);
+  EXPECT_EQ(second.header("RateLimit-Policy"), "\"strict\";q=1;w=3600");
+  // The listener's entry still applies elsewhere, with its own buckets.
+  EXPECT_EQ(asTenant("acme2").status, 200);
 }
 
 // Eight connections at once on a two-worker sluice (SO_REUSEPORT spreads them over both
