@@ -37,8 +37,16 @@ listeners:
     address: 127.0.0.1:${BROKEN}
     filters:
       - {name: probe, path: '${PROBE}', config: {fail_create: true}}
+  - name: lenient
+    address: 127.0.0.1:${LENIENT}
+    filters:
+      - {name: probe, path: '${PROBE}', failure_mode: open}
+      - {name: probe, path: '${PROBE}', config: {fail_create: true}, failure_mode: open}
 routes:
   - prefix: /api/
+    cluster: echo
+  - name: named-route
+    prefix: /named/
     cluster: echo
 clusters:
   - name: echo
@@ -65,12 +73,14 @@ class FilterChainTest : public ::testing::Test {
   static void SetUpTestSuite() {
     backend_ = std::make_unique<EchoBackend>("echo");
     broken_port_ = freePort();
+    lenient_port_ = freePort();
     log_ = uniqueTmpPath("filter_chain.json");
     text_ = uniqueTmpPath("filter_chain.txt");
     gateway_ = std::make_unique<Gateway>(
         kConfig, std::map<std::string, std::string>{
                      {"BACKEND", backend_->address()},
                      {"BROKEN", std::to_string(broken_port_)},
+                     {"LENIENT", std::to_string(lenient_port_)},
                      {"LOG", log_},
                      {"TEXT", text_},
                      {"PROBE", runfile("test/integration/fixtures/libprobe.so")}});
@@ -110,6 +120,7 @@ class FilterChainTest : public ::testing::Test {
   static inline std::unique_ptr<EchoBackend> backend_;
   static inline std::unique_ptr<Gateway> gateway_;
   static inline int broken_port_ = 0;
+  static inline int lenient_port_ = 0;
   static inline std::string log_;
   static inline std::string text_;
 };
@@ -334,6 +345,30 @@ TEST_F(FilterChainTest, ErrorWithFailureModeClosedIs500) {
     Response r = post("/api/err", {{"X-Probe-Error", hook}}, "body");
     EXPECT_TRUE(isJsonError(r, 500)) << hook << ": " << r.status << " " << r.body;
   }
+}
+
+TEST_F(FilterChainTest, FailureModeOpenGoesOnAndCountsTheError) {
+  const std::string series = "sluice_filter_errors_total{listener=\"lenient\",filter=\"probe\"}";
+  const double before = std::max(0.0, metric(series));
+  // The first entry returns ERROR, the second cannot start: both open, so the request is served.
+  for (const char* hook : {"request_headers", "request_body", "response_headers"}) {
+    Response r = httpRequest(lenient_port_, "POST", "/api/open", {{"X-Probe-Error", hook}}, "b");
+    EXPECT_EQ(r.status, 200) << hook << ": " << r.body;
+    EXPECT_EQ(echoNumber(r.body, "body_length"), 1) << hook;
+  }
+  double after = 0;
+  for (int i = 0; i < 100 && (after = metric(series)) < before + 7; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  // ERRORs: 1 (request headers) + 2 (both request body calls: the piece, then its end) + 1
+  // (response headers), and the 3 requests the second entry could not start for.
+  EXPECT_EQ(after, before + 7);
+}
+
+TEST_F(FilterChainTest, ANamedRouteIsItsName) {
+  Response r = get("/named/x", {{"X-Probe-Attrs", "1"}});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(upstreamHeader(r, "X-Attr-Route"), "named-route");
 }
 
 TEST_F(FilterChainTest, AFilterThatCannotStartAnswers500WhenClosed) {
