@@ -45,7 +45,8 @@ typedef struct sluice_stream sluice_stream;
  *             order, once the paused piece went on after resume(). Nothing of that direction
  *             passes the paused filter: a request paused in its headers is not sent upstream.
  *             resume() from inside a hook only affects that hook (its PAUSE reads as CONTINUE);
- *             from a timer it resumes what that timer's filter paused.
+ *             from a timer it resumes what that timer's filter paused; from a post callback,
+ *             whatever is paused.
  *   ERROR     the filter failed (ABI 1.2): the host applies the filter entry's `failure_mode`:
  *             `open` counts the error and goes on as with CONTINUE; `closed` (the default)
  *             answers 500 (request hooks, and response hooks before a byte went downstream) or
@@ -86,8 +87,12 @@ typedef struct sluice_header_field {
  * for this request (e.g. TLS facts on a plain connection, the cluster of a request no route
  * matched). */
 typedef uint32_t sluice_attribute;
-#define SLUICE_ATTR_ROUTE_NAME 1u        /* the matched route's `name` (or its prefix when unnamed) */
-#define SLUICE_ATTR_CLUSTER_NAME 2u      /* the route's target cluster */
+#define SLUICE_ATTR_ROUTE_NAME 1u        /* the matched route's `name` (or its prefix when unnamed;
+                                          * "/<cluster>" under context-path routing, where the
+                                          * first path segment names the cluster) */
+#define SLUICE_ATTR_CLUSTER_NAME 2u      /* the route's target cluster (as routed: a request
+                                          * to a cluster that does not exist gets 404 after the
+                                          * request filters) */
 #define SLUICE_ATTR_LISTENER_NAME 3u     /* the listener the request came in on */
 #define SLUICE_ATTR_REQUEST_ID 4u        /* X-Request-Id as it will go upstream (after the filters
                                           * before this one); absent when there is none */
