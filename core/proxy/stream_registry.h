@@ -5,7 +5,8 @@
 // names nothing (it is not a pointer). post() finds the worker by index in a process-wide table
 // (under a mutex: any thread), queues the callback with the worker's dispatcher
 // (event::Worker::post), and on the worker looks the id up in that worker's map of live
-// streams: the callback gets the stream, or NULL when it ended.
+// streams: the callback gets the stream, or NULL when it ended. At shutdown a callback queued
+// after its worker's loop stopped never runs (the process is exiting; its `arg` is not freed).
 #pragma once
 
 #include <cstdint>
