@@ -461,5 +461,37 @@ TEST_F(FilterManagerTest, PauseInResponseHeadersHoldsTheResponseBody) {
                        "0:resp_body:body:end", "downstream:body:end"}));
 }
 
+TEST_F(FilterManagerTest, PauseInAResponseBodyHookHoldsThatPieceAndWhatFollows) {
+  build(2);
+  scripts_[1].resp_body = SLUICE_FILTER_PAUSE;
+  ASSERT_TRUE(start(hooksTable()));
+  fm_->decodeHeaders(true);
+  take();
+  fm_->encodeHeaders(false, false);
+  fm_->encodeData("a", 1, false);
+  fm_->encodeData("b", 1, true);
+  EXPECT_EQ(take(), (V{"1:resp_headers", "0:resp_headers", "downstream:headers", "1:resp_body:a"}));
+  scripts_[1].resp_body = SLUICE_FILTER_CONTINUE;
+  fm_->resume();
+  EXPECT_EQ(take(), (V{"0:resp_body:a", "downstream:a", "1:resp_body:b:end", "0:resp_body:b:end",
+                       "downstream:b:end"}));
+}
+
+TEST_F(FilterManagerTest, AReplyOutsideAHookReplacesResumeAndEndsThePause) {
+  build(2);
+  scripts_[0].req_headers = SLUICE_FILTER_PAUSE;
+  ASSERT_TRUE(start(hooksTable()));
+  fm_->decodeHeaders(false);
+  fm_->decodeData("x", 1, true);
+  take();
+  FilterReply r;
+  r.status = 429;
+  fm_->localReply(r);  // as from a timer or a post: the paused filter answered
+  EXPECT_EQ(take(), (V{"reply:429:0:filtered", "1:resp_headers:end", "0:resp_headers:end",
+                       "downstream:reply:429"}));
+  fm_->resume();  // nothing is paused any more
+  EXPECT_EQ(take(), V{});
+}
+
 }  // namespace
 }  // namespace sluice::proxy
