@@ -106,8 +106,23 @@ void Stream::filterLocalReply(uint32_t status, std::string_view content_type, st
     std::string_view value(headers[i].value.data == nullptr ? "" : headers[i].value.data,
                            headers[i].value.len);
     if (!http::isToken(name) || !http::isFieldValue(value) || framingOrHopByHop(name)) {
-      SLUICE_LOG(kWarn, "a filter's local reply header '", http::isToken(name) ? name : "?",
-                 "' was dropped (invalid, framing or hop-by-hop field)");
+      // A filter that does it once does it on every request: at most one line a second per
+      // worker, with the count of the others.
+      thread_local uint64_t last_us = 0;
+      thread_local uint64_t unlogged = 0;
+      const uint64_t now = internal::nowUs();
+      if (last_us == 0 || now - last_us >= 1000000) {
+        SLUICE_LOG(kWarn, "a filter's local reply header '", http::isToken(name) ? name : "?",
+                   "' was dropped (invalid, framing or hop-by-hop field)",
+                   unlogged > 0 ? " (and " + std::to_string(unlogged) +
+                                      " more since the last "
+                                      "such line)"
+                                : "");
+        last_us = now;
+        unlogged = 0;
+      } else {
+        ++unlogged;
+      }
       continue;
     }
     reply.headers.emplace_back(std::string(name), std::string(value));
