@@ -1,0 +1,230 @@
+// The auth filter plugins (api_key_auth, basic_auth, jwt_auth) loaded by the real binary from
+// their .so files, in front of a real echo backend: what the client gets without and with
+// credentials, and what the upstream sees (the consumer header, never the credential).
+#include <crypt.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "filters/auth_common/auth_common.h"
+#include "test/filters/jwt_auth/jwt_test_util.h"
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+using Json = nlohmann::json;
+namespace tj = testing::jwt;
+
+// One listener with `filter_yaml` as its only filter, in front of the echo cluster.
+std::unique_ptr<Gateway> startGateway(const EchoBackend& backend, const std::string& filter_yaml) {
+  return std::make_unique<Gateway>(R"(
+workers: 2
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+    filters:
+)" + filter_yaml + R"(
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)",
+                                   std::map<std::string, std::string>{
+                                       {"BACKEND", backend.address()}});
+}
+
+std::string writeTemp(const std::string& name, const std::string& text) {
+  std::string path = uniqueTmpPath(name);
+  EXPECT_TRUE(writeFile(path, text));
+  return path;
+}
+
+// The 401 of an auth filter: JSON body with this reason.
+::testing::AssertionResult isUnauthorized(const Response& r, const std::string& reason) {
+  if (!r.complete) return ::testing::AssertionFailure() << "incomplete: " << r.error;
+  if (r.status != 401) return ::testing::AssertionFailure() << "status " << r.status << r.body;
+  if (r.header("Content-Type").rfind("application/json", 0) != 0) {
+    return ::testing::AssertionFailure() << "Content-Type " << r.header("Content-Type");
+  }
+  Json body = Json::parse(r.body, nullptr, false);
+  if (body.is_discarded() || body.value("reason", "") != reason ||
+      body.value("error", "") != "unauthorized") {
+    return ::testing::AssertionFailure() << "body " << r.body;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+class AuthFiltersTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { backend_ = std::make_unique<EchoBackend>("echo"); }
+  static void TearDownTestSuite() { backend_.reset(); }
+  static inline std::unique_ptr<EchoBackend> backend_;
+};
+
+TEST_F(AuthFiltersTest, ApiKeyAuth) {
+  std::string keys = writeTemp("api-keys", "# consumer key\nbob key-of-bob\n");
+  auto gw = startGateway(*backend_, R"(
+      - name: api_key_auth
+        config:
+          keys: [{key: key-of-alice, consumer: alice}]
+          keys_file: )" + keys + R"(
+          query_param: api_key
+          www_authenticate: 'ApiKey realm="edge"')");
+  ASSERT_TRUE(gw->ready());
+
+  Response none = httpGet(gw->port(), "/gateway/echo/x");
+  EXPECT_TRUE(isUnauthorized(none, "missing api key"));
+  EXPECT_EQ(none.header("WWW-Authenticate"), "ApiKey realm=\"edge\"");
+  Response wrong = httpGet(gw->port(), "/gateway/echo/x", {{"X-Api-Key", "key-of-mallory"}});
+  EXPECT_TRUE(isUnauthorized(wrong, "invalid api key"));
+
+  Response ok = httpGet(gw->port(), "/gateway/echo/x",
+                        {{"X-Api-Key", "key-of-alice"}, {"X-Consumer", "admin"}});
+  ASSERT_TRUE(ok.complete) << ok.error;
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(echoHeaderValues(ok.body, "X-Consumer"), std::vector<std::string>{"alice"});
+  EXPECT_TRUE(echoHeaderValues(ok.body, "X-Api-Key").empty()) << ok.body;
+
+  Response from_file = httpGet(gw->port(), "/gateway/echo/x?api_key=key%2Dof%2Dbob");
+  EXPECT_EQ(from_file.status, 200) << from_file.body;
+  EXPECT_EQ(echoHeaderValues(from_file.body, "X-Consumer"), std::vector<std::string>{"bob"});
+
+  // A local 401 keeps the connection open for the next request (issue 9).
+  RawConnection conn(gw->port());
+  ASSERT_TRUE(conn.send(
+      buildRequest("GET", "/gateway/echo/1", {}, "", gw->port()) +
+      buildRequest("GET", "/gateway/echo/2", {{"X-Api-Key", "key-of-bob"}}, "", gw->port())));
+  Response first = conn.readResponse();
+  Response second = conn.readResponse();
+  EXPECT_TRUE(isUnauthorized(first, "missing api key"));
+  EXPECT_EQ(second.status, 200) << second.error;
+
+  // The keys file is read again on reload.
+  ASSERT_TRUE(writeFile(keys, "carol key-of-carol\n"));
+  ASSERT_TRUE(gw->process().signal(SIGHUP));
+  int status = 0;
+  for (int i = 0; i < 100 && status != 200; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    status = httpGet(gw->port(), "/gateway/echo/x", {{"X-Api-Key", "key-of-carol"}}).status;
+  }
+  EXPECT_EQ(status, 200) << "new key not admitted after reload";
+  EXPECT_EQ(httpGet(gw->port(), "/gateway/echo/x", {{"X-Api-Key", "key-of-bob"}}).status, 401);
+}
+
+// A hash of `password` made with libcrypt (bcrypt at cost 5: quick, still real bcrypt).
+std::string bcrypt(const std::string& password) {
+  char setting[CRYPT_GENSALT_OUTPUT_SIZE];
+  EXPECT_NE(crypt_gensalt_rn("$2b$", 5, nullptr, 0, setting, sizeof(setting)), nullptr);
+  crypt_data data;
+  std::memset(&data, 0, sizeof(data));
+  const char* hash = crypt_rn(password.c_str(), setting, &data, sizeof(data));
+  EXPECT_NE(hash, nullptr);
+  return hash != nullptr ? hash : "";
+}
+
+std::string basicHeader(const std::string& credentials) {
+  std::string b = filters::auth::base64UrlEncode(credentials);
+  for (char& c : b) c = c == '-' ? '+' : c == '_' ? '/' : c;
+  while (b.size() % 4 != 0) b.push_back('=');
+  return "Basic " + b;
+}
+
+TEST_F(AuthFiltersTest, BasicAuth) {
+  std::string htpasswd =
+      writeTemp("htpasswd", "alice:" + bcrypt("wonder land") + "\nbob:" + bcrypt("b0b") + "\n");
+  auto gw = startGateway(*backend_, R"(
+      - name: basic_auth
+        config:
+          htpasswd_file: )" + htpasswd + R"(
+          realm: staff)");
+  ASSERT_TRUE(gw->ready());
+
+  Response none = httpGet(gw->port(), "/gateway/echo/x");
+  EXPECT_TRUE(isUnauthorized(none, "missing credentials"));
+  EXPECT_EQ(none.header("WWW-Authenticate"), "Basic realm=\"staff\", charset=\"UTF-8\"");
+  EXPECT_TRUE(isUnauthorized(
+      httpGet(gw->port(), "/gateway/echo/x", {{"Authorization", basicHeader("alice:wrong")}}),
+      "invalid credentials"));
+  EXPECT_TRUE(isUnauthorized(
+      httpGet(gw->port(), "/gateway/echo/x", {{"Authorization", "Basic not-base64!"}}),
+      "malformed credentials"));
+
+  for (int i = 0; i < 3; ++i) {  // the later ones from the per-worker cache
+    Response ok =
+        httpGet(gw->port(), "/gateway/echo/x",
+                {{"Authorization", basicHeader("alice:wonder land")}, {"X-Consumer", "admin"}});
+    ASSERT_TRUE(ok.complete) << ok.error;
+    EXPECT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(echoHeaderValues(ok.body, "X-Consumer"), std::vector<std::string>{"alice"});
+    EXPECT_TRUE(echoHeaderValues(ok.body, "Authorization").empty()) << ok.body;
+  }
+}
+
+TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {
+  tj::Pkey rsa = tj::generateRsa(2048);
+  const std::string secret = "integration-test-hmac-secret-0123456789";
+  Json jwks = {
+      {"keys",
+       {tj::publicJwk(rsa.get(), "rsa-1"),
+        {{"kty", "oct"}, {"kid", "hs-1"}, {"k", filters::auth::base64UrlEncode(secret)}}}}};
+  std::string jwks_file = writeTemp("jwks.json", jwks.dump());
+  auto gw = startGateway(*backend_, R"(
+      - name: jwt_auth
+        config:
+          algorithms: [RS256, HS256]
+          jwks_file: )" + jwks_file + R"(
+          issuers: [https://idp.test]
+          audiences: [edge]
+          realm: edge
+          forward_claims: [{claim: tenant, header: X-Tenant}])");
+  ASSERT_TRUE(gw->ready());
+
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  Json claims = {{"sub", "user-7"}, {"iss", "https://idp.test"},
+                 {"aud", "edge"},   {"exp", now + 600},
+                 {"nbf", now - 5},  {"tenant", "acme"}};
+
+  Response none = httpGet(gw->port(), "/gateway/echo/x");
+  EXPECT_TRUE(isUnauthorized(none, "missing token"));
+  EXPECT_EQ(none.header("WWW-Authenticate"), "Bearer realm=\"edge\"");
+
+  Json expired = claims;
+  expired["exp"] = now - 3600;
+  Response old = httpGet(
+      gw->port(), "/gateway/echo/x",
+      {{"Authorization", "Bearer " + tj::signWithKey(rsa.get(), {{"kid", "rsa-1"}}, expired)}});
+  EXPECT_TRUE(isUnauthorized(old, "token expired"));
+  EXPECT_EQ(old.header("WWW-Authenticate"),
+            "Bearer realm=\"edge\", error=\"invalid_token\", error_description=\"token expired\"");
+
+  std::string confused = tj::signWithSecret(tj::publicPem(rsa.get()), {{"kid", "rsa-1"}}, claims);
+  EXPECT_TRUE(isUnauthorized(
+      httpGet(gw->port(), "/gateway/echo/x", {{"Authorization", "Bearer " + confused}}),
+      "unknown key id"));
+
+  for (const std::string& token : {tj::signWithKey(rsa.get(), {{"kid", "rsa-1"}}, claims),
+                                   tj::signWithSecret(secret, {{"kid", "hs-1"}}, claims)}) {
+    Response ok = httpGet(
+        gw->port(), "/gateway/echo/x",
+        {{"Authorization", "Bearer " + token}, {"X-Consumer", "admin"}, {"X-Tenant", "evil"}});
+    ASSERT_TRUE(ok.complete) << ok.error;
+    EXPECT_EQ(ok.status, 200) << ok.body;
+    EXPECT_EQ(echoHeaderValues(ok.body, "X-Consumer"), std::vector<std::string>{"user-7"});
+    EXPECT_EQ(echoHeaderValues(ok.body, "X-Tenant"), std::vector<std::string>{"acme"});
+    EXPECT_TRUE(echoHeaderValues(ok.body, "Authorization").empty()) << ok.body;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::test
