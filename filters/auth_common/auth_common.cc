@@ -76,7 +76,11 @@ std::optional<std::string> base64UrlDecode(std::string_view in) {
     }
   }
   while (std64.size() % 4 != 0) std64.push_back('=');
-  return base64Decode(std64);
+  std::optional<std::string> out = base64Decode(std64);
+  // Canonical only: unused low bits of the last character must be zero, so one byte string has
+  // exactly one encoding (a JWS signature cannot be re-encoded into a different token string).
+  if (out && base64UrlEncode(*out) != in) return std::nullopt;
+  return out;
 }
 
 std::string base64UrlEncode(std::string_view in) {

@@ -27,7 +27,8 @@ bool constantTimeEqual(std::string_view a, std::string_view b);
 // '=' only as the last one or two characters. nullopt when malformed.
 std::optional<std::string> base64Decode(std::string_view in);
 // base64url (RFC 4648 §5) without padding, as JOSE uses it (RFC 7515 §2): only [A-Za-z0-9_-],
-// no '='; a length of 4n+1 is malformed. nullopt when malformed.
+// no '='; a length of 4n+1 is malformed, and so is a non-canonical encoding (unused bits of the
+// last character not zero). nullopt when malformed.
 std::optional<std::string> base64UrlDecode(std::string_view in);
 // base64url without padding of `in` (tests and tools build tokens with it).
 std::string base64UrlEncode(std::string_view in);

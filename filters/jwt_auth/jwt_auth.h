@@ -29,7 +29,8 @@
 // `consumer_header`, each forwarded claim in its header (strings as is, other JSON values
 // compact-serialised; values with CR/LF or over 4096 bytes are not forwarded). Incoming copies
 // of `consumer_header` and of every claim header are removed on every request, so a client
-// cannot forge them. The token header is removed before forwarding when strip_credential is on.
+// cannot forge them. The token header is removed before forwarding when strip_credential is on;
+// a token from the query parameter stays in the forwarded URL (ABI 1.2 cannot rewrite it).
 //
 // On failure: 401, Content-Type application/json, body {"error":"unauthorized","reason":R}, and
 //   WWW-Authenticate: Bearer realm="<realm>"                    (no token: RFC 6750 §3.1)

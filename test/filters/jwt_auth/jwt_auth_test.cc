@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <random>
 #include <string>
 
 #include "filters/auth_common/auth_common.h"
@@ -267,7 +268,13 @@ TEST_F(JwtAuthTest, BadSignaturesAndKeyIds) {
   EXPECT_EQ(reason(*run(h, tampered)), "bad signature");
   // A truncated ES256 signature (R||S must be 64 bytes).
   std::string es = tj::signWithKey(ec_, {{"kid", "ec-1"}}, claims());
-  EXPECT_EQ(reason(*run(h, es.substr(0, es.size() - 4))), "bad signature");
+  std::string es_sig = auth::base64UrlDecode(es.substr(es.rfind('.') + 1)).value();
+  ASSERT_EQ(es_sig.size(), 64u);
+  std::string es_input = es.substr(0, es.rfind('.') + 1);
+  EXPECT_EQ(reason(*run(h, es_input + auth::base64UrlEncode(es_sig.substr(0, 63)))),
+            "bad signature");
+  EXPECT_EQ(reason(*run(h, es_input + auth::base64UrlEncode(es_sig + "x"))), "bad signature");
+  EXPECT_EQ(reason(*run(h, es_input + auth::base64UrlEncode(es_sig))), "");
 }
 
 TEST_F(JwtAuthTest, MalformedTokens) {
@@ -424,6 +431,38 @@ TEST_F(JwtAuthTest, RefusesBadConfigs) {
   }
 }
 
+TEST_F(JwtAuthTest, RandomMutationsOfAValidTokenNeverPass) {
+  FilterHarness h(sluice_plugin_entry(), jwksYaml());
+  std::string good = tj::signWithKey(ec_, {{"kid", "ec-1"}}, claims());
+  ASSERT_EQ(reason(*run(h, good)), "");
+  std::mt19937 rng(1234);
+  const std::string alphabet =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.=+/ \"{}";
+  for (int i = 0; i < 3000; ++i) {
+    std::string token = good;
+    int edits = 1 + static_cast<int>(rng() % 4);
+    for (int e = 0; e < edits; ++e) {
+      size_t at = rng() % token.size();
+      switch (rng() % 3) {
+        case 0:
+          token[at] = alphabet[rng() % alphabet.size()];
+          break;
+        case 1:
+          token.erase(at, 1 + rng() % 8);
+          break;
+        default:
+          token.insert(at, 1, alphabet[rng() % alphabet.size()]);
+      }
+    }
+    if (token == good) continue;
+    auto s = run(h, token);
+    // Every change is refused, except spaces before the token (RFC 6750: 1*SP after "Bearer").
+    if (!s->local_reply) {
+      EXPECT_EQ(token.substr(token.find_first_not_of(' ')), good) << "mutated token admitted";
+    }
+  }
+}
+
 TEST(JwtBase64UrlTest, DecodesUnpaddedUrlSafeOnly) {
   EXPECT_EQ(auth::base64UrlDecode("").value(), "");
   EXPECT_EQ(auth::base64UrlDecode("Zg").value(), "f");
@@ -434,6 +473,8 @@ TEST(JwtBase64UrlTest, DecodesUnpaddedUrlSafeOnly) {
   EXPECT_FALSE(auth::base64UrlDecode("+/+/"));
   EXPECT_FALSE(auth::base64UrlDecode("Z"));
   EXPECT_FALSE(auth::base64UrlDecode("Zm9v\n"));
+  EXPECT_FALSE(auth::base64UrlDecode("Zh")) << "non-canonical: unused bits set";
+  EXPECT_FALSE(auth::base64UrlDecode("Zm9"));
   EXPECT_EQ(auth::base64UrlEncode("\xfb\xff\xbf"), "-_-_");
 }
 
