@@ -99,7 +99,7 @@ void readKeysFile(const sdk::ConfigNode& node, KeyCollector& keys) {
 
 }  // namespace
 
-ApiKeyAuthConfig::ApiKeyAuthConfig(const sdk::ConfigNode& node) {
+ApiKeyAuthConfig::ApiKeyAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"header", "query_param", "strip_credential", "consumer_header",
                         "www_authenticate", "keys", "keys_file"});
   header = auth::headerNameKey(node, "header", header, true);
@@ -120,6 +120,7 @@ ApiKeyAuthConfig::ApiKeyAuthConfig(const sdk::ConfigNode& node) {
   if (node.has("keys")) readInlineKeys(node["keys"], collector);
   if (node.has("keys_file")) readKeysFile(node["keys_file"], collector);
   if (keys.empty()) node.fail("no keys: set 'keys' or 'keys_file' (with at least one key)");
+  counters = auth::DecisionCounters(host, {"missing api key", "invalid api key"});
 }
 
 const std::string* ApiKeyAuthConfig::find(std::string_view key) const {
@@ -153,11 +154,18 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
       invalid = q.malformed;
     }
   }
-  if (!key) return auth::replyUnauthorized(stream, "missing api key", config_.www_authenticate);
-  const std::string* consumer = invalid ? nullptr : config_.find(*key);
-  if (consumer == nullptr) {
-    return auth::replyUnauthorized(stream, "invalid api key", config_.www_authenticate);
+  const char* reason = nullptr;
+  const std::string* consumer = nullptr;
+  if (!key) {
+    reason = "missing api key";
+  } else if (invalid || (consumer = config_.find(*key)) == nullptr) {
+    reason = "invalid api key";
   }
+  if (reason != nullptr) {
+    config_.counters.denied(reason);
+    return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
+  }
+  config_.counters.allowed();
   if (config_.strip_credential && !config_.header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
   }

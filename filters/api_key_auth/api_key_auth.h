@@ -19,6 +19,9 @@
 //   {"error":"unauthorized","reason":"invalid api key"}  (unknown, several key fields, bad %)
 // plus `WWW-Authenticate: <www_authenticate>` when that key is set.
 //
+// Metrics: sluice_plugin_api_key_auth_requests_total{result="allowed"} and
+// {result="denied",reason="missing_api_key"|"invalid_api_key"}.
+//
 // YAML:
 //   filters:
 //     - name: api_key_auth
@@ -52,7 +55,7 @@ namespace sluice::filters {
 
 // Immutable after construction (main thread); read by every worker.
 struct ApiKeyAuthConfig {
-  explicit ApiKeyAuthConfig(const sdk::ConfigNode& node);
+  ApiKeyAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host);
 
   // The consumer of `key`, or nullptr. Constant time in the key's contents (see above).
   const std::string* find(std::string_view key) const;
@@ -62,6 +65,7 @@ struct ApiKeyAuthConfig {
   bool strip_credential = true;
   std::string consumer_header = "X-Consumer";
   std::string www_authenticate;  // "" = no WWW-Authenticate
+  auth::DecisionCounters counters;
 
   struct DigestHash {
     size_t operator()(const auth::Digest& d) const {

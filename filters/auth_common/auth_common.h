@@ -7,9 +7,13 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "core/api/sdk/config.h"
 #include "core/api/sdk/filter.h"
+#include "core/api/sdk/host.h"
+#include "core/api/sdk/metrics.h"
 
 namespace sluice::filters::auth {
 
@@ -81,5 +85,22 @@ inline constexpr std::string_view kContextMethod = "auth.method";
 // Callers remove incoming copies of `header` before authenticating (see stripHeader).
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
                  const std::string& header);
+
+// The decision counters every auth filter exports: sluice_plugin_<plugin>_requests_total with
+// {result="allowed"} and {result="denied", reason="<reason, spaces as '_'>"}, one series per
+// reason of the fixed list given at construction. Declared in the config constructor (main
+// thread); allowed()/denied() from any worker. Does nothing on a host without metrics.
+class DecisionCounters {
+ public:
+  DecisionCounters() = default;
+  DecisionCounters(const sdk::Host& host, std::initializer_list<std::string_view> reasons);
+  void allowed() const { allowed_.inc(); }
+  // `reason` must be one of the constructor's (others are not counted).
+  void denied(std::string_view reason) const;
+
+ private:
+  sdk::Counter allowed_;
+  std::vector<std::pair<std::string, sdk::Counter>> denied_;
+};
 
 }  // namespace sluice::filters::auth

@@ -12,7 +12,7 @@ constexpr size_t kMaxAuthorizationBytes = 8192;
 
 }  // namespace
 
-BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node) {
+BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"htpasswd_file", "realm", "strip_credential", "consumer_header",
                         "cache_ttl_s", "cache_max_entries"});
   if (!node.has("htpasswd_file")) node.fail("missing 'htpasswd_file'");
@@ -38,6 +38,8 @@ BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node) {
   }
   cache_ttl_us = static_cast<uint64_t>(node.getInt("cache_ttl_s", 60, 0, 86400)) * 1'000'000;
   cache_max_entries = static_cast<size_t>(node.getInt("cache_max_entries", 10000, 1, 10'000'000));
+  counters = auth::DecisionCounters(
+      host, {"missing credentials", "malformed credentials", "invalid credentials"});
 }
 
 std::string parseBasicCredentials(std::string_view authorization, std::string* user,
@@ -138,7 +140,11 @@ sdk::FilterStatus BasicAuthFilter::onRequestHeaders(sdk::Stream& stream, bool en
     reason = "invalid credentials";
   }
   std::fill(password.begin(), password.end(), '\0');
-  if (!reason.empty()) return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
+  if (!reason.empty()) {
+    config_.counters.denied(reason);
+    return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
+  }
+  config_.counters.allowed();
   if (config_.strip_credential) stream.removeHeader(sdk::HeaderMap::kRequest, "Authorization");
   auth::setConsumer(stream, user, "basic", config_.consumer_header);
   return sdk::FilterStatus::kContinue;

@@ -30,6 +30,9 @@
 // costs is memory (about 100 bytes a user) and a salted digest of each cached password in the
 // worker's memory for cache_ttl_s.
 //
+// Metrics: sluice_plugin_basic_auth_requests_total{result="allowed"} and {result="denied",
+// reason="missing_credentials"|"malformed_credentials"|"invalid_credentials"}.
+//
 // YAML:
 //   filters:
 //     - name: basic_auth
@@ -57,7 +60,7 @@ namespace sluice::filters {
 
 // Immutable after construction (main thread); read by every worker.
 struct BasicAuthConfig {
-  explicit BasicAuthConfig(const sdk::ConfigNode& node);
+  BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host);
 
   std::unordered_map<std::string, std::string> users;  // user → crypt hash
   std::string dummy_hash;  // the file's first hash: what an unknown user is verified against
@@ -67,6 +70,7 @@ struct BasicAuthConfig {
   std::string consumer_header = "X-Consumer";
   uint64_t cache_ttl_us = 60'000'000;
   size_t cache_max_entries = 10000;
+  auth::DecisionCounters counters;
 };
 
 // Decodes `Authorization: Basic <base64>` into user and password. Returns "" on success, else the

@@ -171,6 +171,10 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
       node["realm"].fail("realm with a control character");
     }
   }
+  counters = auth::DecisionCounters(
+      host, {"missing token", "token too large", "malformed token", "unsupported algorithm",
+             "unknown key id", "bad signature", "token expired", "token not yet valid",
+             "missing exp", "invalid issuer", "invalid audience"});
 }
 
 sdk::FilterStatus JwtAuthFilter::refuse(sdk::Stream& stream, const std::string& reason,
@@ -181,6 +185,7 @@ sdk::FilterStatus JwtAuthFilter::refuse(sdk::Stream& stream, const std::string& 
     challenge += config_.realm.empty() ? " " : ", ";
     challenge += "error=\"invalid_token\", error_description=\"" + reason + "\"";
   }
+  config_.counters.denied(reason);
   return auth::replyUnauthorized(stream, reason, challenge);
 }
 
@@ -231,6 +236,7 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
   std::string reason = jwt::verifyToken(*token, config_.policy, now_s, &claims);
   if (!reason.empty()) return refuse(stream, reason, false);
 
+  config_.counters.allowed();
   if (config_.strip_credential && !config_.header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
   }

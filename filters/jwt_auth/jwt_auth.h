@@ -40,6 +40,9 @@
 // "token not yet valid", "missing exp", "invalid issuer", "invalid audience" — never the token,
 // a claim value or a key.
 //
+// Metrics: sluice_plugin_jwt_auth_requests_total{result="allowed"} and {result="denied",
+// reason=R with spaces as '_'} for each R above.
+//
 // YAML:
 //   filters:
 //     - name: jwt_auth
@@ -71,6 +74,7 @@
 #include "core/api/sdk/config.h"
 #include "core/api/sdk/filter.h"
 #include "core/api/sdk/host.h"
+#include "filters/auth_common/auth_common.h"
 #include "filters/jwt_auth/jwt_verify.h"
 
 namespace sluice::filters {
@@ -92,6 +96,7 @@ struct JwtAuthConfig {
   };
   std::vector<ForwardClaim> forward_claims;
   std::string realm;
+  auth::DecisionCounters counters;
 };
 
 // Per request.

@@ -231,7 +231,9 @@ TEST(ApiKeyAuthTest, RefusesBadConfigsWithLines) {
     FilterHarness h(sluice_plugin_entry(), c.yaml);
     EXPECT_FALSE(h.configured()) << c.yaml;
     EXPECT_EQ(h.error(), c.message) << c.yaml;
-    if (c.line != 0) EXPECT_EQ(h.errorLine(), c.line) << c.yaml;
+    if (c.line != 0) {
+      EXPECT_EQ(h.errorLine(), c.line) << c.yaml;
+    }
   }
 }
 
