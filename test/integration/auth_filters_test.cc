@@ -28,6 +28,7 @@ std::unique_ptr<Gateway> startGateway(const EchoBackend& backend, const std::str
   return std::make_unique<Gateway>(R"(
 workers: 2
 plugin_paths: ${PLUGINS}
+admin: {address: 127.0.0.1:${ADMIN}}
 listeners:
   - name: edge
     address: 127.0.0.1:${PORT}
@@ -107,6 +108,16 @@ TEST_F(AuthFiltersTest, ApiKeyAuth) {
   Response second = conn.readResponse();
   EXPECT_TRUE(isUnauthorized(first, "missing api key"));
   EXPECT_EQ(second.status, 200) << second.error;
+
+  // Decision counters, summed over both workers (label order as declared).
+  std::string scrape = httpGet(gw->adminPort(), "/stats/prometheus").body;
+  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_requests_total{result=\"denied\","
+                        "reason=\"missing_api_key\"} 2"),
+            std::string::npos)
+      << scrape;
+  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_requests_total{result=\"allowed\"} 3"),
+            std::string::npos)
+      << scrape;
 
   // The keys file is read again on reload.
   ASSERT_TRUE(writeFile(keys, "carol key-of-carol\n"));
