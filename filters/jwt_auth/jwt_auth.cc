@@ -159,8 +159,9 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
         entry["claim"].fail("claim names are 1..60 of [A-Za-z0-9_.-] (context key jwt.<claim>)");
       }
       fc.header = auth::headerNameKey(entry, "header", "", true);
-      if (!fc.header.empty() && auth::equalsIgnoreCase(fc.header, header)) {
-        entry["header"].fail("a claim header must differ from the token header");
+      if (!fc.header.empty() && (auth::equalsIgnoreCase(fc.header, header) ||
+                                 auth::equalsIgnoreCase(fc.header, consumer_header))) {
+        entry["header"].fail("a claim header must differ from the token and consumer headers");
       }
       forward_claims.push_back(std::move(fc));
     }

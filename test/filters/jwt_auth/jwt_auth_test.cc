@@ -422,6 +422,9 @@ TEST_F(JwtAuthTest, RefusesBadConfigs) {
             "config file's directory; write the full path)"},
            {"algorithms: [HS256]\nsecret: " + kSecret + "\nforward_claims: [{claim: 'a b'}]\n",
             "claim names are 1..60 of [A-Za-z0-9_.-] (context key jwt.<claim>)"},
+           {"algorithms: [HS256]\nsecret: " + kSecret +
+                "\nforward_claims: [{claim: sub, header: x-consumer}]\n",
+            "a claim header must differ from the token and consumer headers"},
            {"algorithms: [HS256]\nsecret: " + kSecret + "\nleeway_s: 99999\n",
             "expected an integer from 0 to 3600"},
        }) {
