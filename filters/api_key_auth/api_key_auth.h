@@ -19,8 +19,8 @@
 //   {"error":"unauthorized","reason":"invalid api key"}  (unknown, several key fields, bad %)
 // plus `WWW-Authenticate: <www_authenticate>` when that key is set.
 //
-// Metrics: sluice_plugin_api_key_auth_requests_total{result="allowed"} and
-// {result="denied",reason="missing_api_key"|"invalid_api_key"}.
+// Metrics: sluice_plugin_api_key_auth_allowed_total and
+// sluice_plugin_api_key_auth_denied_total{reason="missing_api_key"|"invalid_api_key"}.
 //
 // YAML:
 //   filters:

@@ -218,14 +218,13 @@ void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_vie
 DecisionCounters::DecisionCounters(const sdk::Host& host,
                                    std::initializer_list<std::string_view> reasons) {
   sdk::Metrics metrics(host);
-  constexpr std::string_view kHelp = "Requests by authentication decision.";
-  allowed_ = metrics.counter("requests_total", kHelp, {{"result", "allowed"}});
+  allowed_ = metrics.counter("allowed_total", "Requests admitted (credentials verified).");
   for (std::string_view reason : reasons) {
     std::string label(reason);
     for (char& c : label) c = c == ' ' ? '_' : c;
     denied_.emplace_back(
         std::string(reason),
-        metrics.counter("requests_total", kHelp, {{"result", "denied"}, {"reason", label}}));
+        metrics.counter("denied_total", "Requests answered 401, by reason.", {{"reason", label}}));
   }
 }
 

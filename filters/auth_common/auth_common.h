@@ -86,9 +86,9 @@ inline constexpr std::string_view kContextMethod = "auth.method";
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
                  const std::string& header);
 
-// The decision counters every auth filter exports: sluice_plugin_<plugin>_requests_total with
-// {result="allowed"} and {result="denied", reason="<reason, spaces as '_'>"}, one series per
-// reason of the fixed list given at construction. Declared in the config constructor (main
+// The decision counters every auth filter exports: sluice_plugin_<plugin>_allowed_total and
+// sluice_plugin_<plugin>_denied_total{reason="<reason, spaces as '_'>"}, one series per reason
+// of the fixed list given at construction. Declared in the config constructor (main
 // thread); allowed()/denied() from any worker. Does nothing on a host without metrics.
 class DecisionCounters {
  public:

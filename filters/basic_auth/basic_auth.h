@@ -30,7 +30,7 @@
 // costs is memory (about 100 bytes a user) and a salted digest of each cached password in the
 // worker's memory for cache_ttl_s.
 //
-// Metrics: sluice_plugin_basic_auth_requests_total{result="allowed"} and {result="denied",
+// Metrics: sluice_plugin_basic_auth_allowed_total and sluice_plugin_basic_auth_denied_total{
 // reason="missing_credentials"|"malformed_credentials"|"invalid_credentials"}.
 //
 // YAML:

@@ -40,7 +40,7 @@
 // "token not yet valid", "missing exp", "invalid issuer", "invalid audience" — never the token,
 // a claim value or a key.
 //
-// Metrics: sluice_plugin_jwt_auth_requests_total{result="allowed"} and {result="denied",
+// Metrics: sluice_plugin_jwt_auth_allowed_total and sluice_plugin_jwt_auth_denied_total{
 // reason=R with spaces as '_'} for each R above.
 //
 // YAML:

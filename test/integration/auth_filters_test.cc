@@ -109,15 +109,15 @@ TEST_F(AuthFiltersTest, ApiKeyAuth) {
   EXPECT_TRUE(isUnauthorized(first, "missing api key"));
   EXPECT_EQ(second.status, 200) << second.error;
 
-  // Decision counters, summed over both workers (label order as declared).
+  // Decision counters, summed over both workers.
   std::string scrape = httpGet(gw->adminPort(), "/stats/prometheus").body;
-  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_requests_total{result=\"denied\","
-                        "reason=\"missing_api_key\"} 2"),
+  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_denied_total{reason=\"missing_api_key\"} 2"),
             std::string::npos)
       << scrape;
-  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_requests_total{result=\"allowed\"} 3"),
+  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_denied_total{reason=\"invalid_api_key\"} 1"),
             std::string::npos)
       << scrape;
+  EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_allowed_total 3"), std::string::npos) << scrape;
 
   // The keys file is read again on reload.
   ASSERT_TRUE(writeFile(keys, "carol key-of-carol\n"));
