@@ -3,6 +3,7 @@
 #include <openssl/rand.h>
 
 #include <random>
+#include <system_error>
 #include <utility>
 
 namespace sluice::filters {
@@ -14,7 +15,7 @@ constexpr size_t kMaxAuthorizationBytes = 8192;
 
 BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"htpasswd_file", "realm", "strip_credential", "consumer_header",
-                        "cache_ttl_s", "cache_max_entries"});
+                        "cache_ttl_s", "cache_max_entries", "verify_threads", "verify_queue"});
   if (!node.has("htpasswd_file")) node.fail("missing 'htpasswd_file'");
   sdk::ConfigNode file = node["htpasswd_file"];
   std::string path = file.asString();
@@ -38,8 +39,17 @@ BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& h
   }
   cache_ttl_us = static_cast<uint64_t>(node.getInt("cache_ttl_s", 60, 0, 86400)) * 1'000'000;
   cache_max_entries = static_cast<size_t>(node.getInt("cache_max_entries", 10000, 1, 10'000'000));
-  counters = auth::DecisionCounters(
-      host, {"missing credentials", "malformed credentials", "invalid credentials"});
+  counters = auth::DecisionCounters(host, {"missing credentials", "malformed credentials",
+                                           "invalid credentials", "verification overloaded"});
+  int64_t threads = node.getInt("verify_threads", 2, 0, 64);
+  size_t queue = static_cast<size_t>(node.getInt("verify_queue", 1024, 1, 1'000'000));
+  if (threads > 0) {
+    try {
+      pool = std::make_unique<basic_auth::VerifyPool>(static_cast<size_t>(threads), queue);
+    } catch (const std::system_error& e) {
+      node["verify_threads"].fail(std::string("cannot start verification threads: ") + e.what());
+    }
+  }
 }
 
 std::string parseBasicCredentials(std::string_view authorization, std::string* user,
@@ -86,6 +96,7 @@ auth::Digest BasicAuthWorker::digestOf(const std::string& user, std::string_view
 
 void BasicAuthWorker::remember(const std::string& user, const auth::Digest& digest,
                                uint64_t now_us) {
+  if (config_.cache_ttl_us == 0) return;
   if (cache_.size() >= config_.cache_max_entries && cache_.find(user) == cache_.end()) {
     for (auto it = cache_.begin(); it != cache_.end();) {
       it = it->second.expires_us <= now_us ? cache_.erase(it) : std::next(it);
@@ -95,30 +106,50 @@ void BasicAuthWorker::remember(const std::string& user, const auth::Digest& dige
   cache_[user] = Entry{digest, now_us + config_.cache_ttl_us};
 }
 
-bool BasicAuthWorker::check(const std::string& user, std::string_view password, uint64_t now_us) {
+BasicAuthWorker::Lookup BasicAuthWorker::lookup(const std::string& user, std::string_view password,
+                                                uint64_t now_us) {
+  Lookup out;
   auto known = config_.users.find(user);
   if (known == config_.users.end()) {
     // Same work as for a real user, so timing does not reveal which names exist.
-    ++crypt_calls_;
-    verifier_.verify(password, config_.dummy_hash);
-    return false;
+    out.hash = &config_.dummy_hash;
+    return out;
   }
-  bool caching = config_.cache_ttl_us > 0;
-  auth::Digest digest{};
-  if (caching) {
-    digest = digestOf(user, password);
+  out.known = true;
+  out.hash = &known->second;
+  if (config_.cache_ttl_us > 0) {
+    out.digest = digestOf(user, password);
     auto hit = cache_.find(user);
     if (hit != cache_.end()) {
-      if (hit->second.expires_us > now_us && auth::digestEqual(hit->second.digest, digest)) {
-        return true;
+      if (hit->second.expires_us > now_us && auth::digestEqual(hit->second.digest, out.digest)) {
+        out.cached = true;
+      } else if (hit->second.expires_us <= now_us) {
+        cache_.erase(hit);
       }
-      if (hit->second.expires_us <= now_us) cache_.erase(hit);
     }
   }
-  ++crypt_calls_;
-  if (!verifier_.verify(password, known->second)) return false;
-  if (caching) remember(user, digest, now_us);
-  return true;
+  return out;
+}
+
+bool BasicAuthWorker::check(const std::string& user, std::string_view password, uint64_t now_us) {
+  Lookup l = lookup(user, password, now_us);
+  if (l.cached) return true;
+  bool ok = verifyHere(password, *l.hash) && l.known;
+  if (ok) remember(user, l.digest, now_us);
+  return ok;
+}
+
+sdk::FilterStatus BasicAuthFilter::finish(sdk::Stream& stream, bool ok, const std::string& user,
+                                          const auth::Digest* digest) {
+  if (!ok) {
+    config_.counters.denied("invalid credentials");
+    return auth::replyUnauthorized(stream, "invalid credentials", config_.www_authenticate);
+  }
+  if (digest != nullptr) worker_.remember(user, *digest, stream.startTimeUs());
+  config_.counters.allowed();
+  if (config_.strip_credential) stream.removeHeader(sdk::HeaderMap::kRequest, "Authorization");
+  auth::setConsumer(stream, user, "basic", config_.consumer_header);
+  return sdk::FilterStatus::kContinue;
 }
 
 sdk::FilterStatus BasicAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
@@ -136,18 +167,40 @@ sdk::FilterStatus BasicAuthFilter::onRequestHeaders(sdk::Stream& stream, bool en
   } else {
     reason = parseBasicCredentials(*authorization, &user, &password);
   }
-  if (reason.empty() && !worker_.check(user, password, stream.startTimeUs())) {
-    reason = "invalid credentials";
-  }
-  std::fill(password.begin(), password.end(), '\0');
   if (!reason.empty()) {
     config_.counters.denied(reason);
     return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
   }
-  config_.counters.allowed();
-  if (config_.strip_credential) stream.removeHeader(sdk::HeaderMap::kRequest, "Authorization");
-  auth::setConsumer(stream, user, "basic", config_.consumer_header);
-  return sdk::FilterStatus::kContinue;
+  BasicAuthWorker::Lookup l = worker_.lookup(user, password, stream.startTimeUs());
+  if (l.cached) return finish(stream, true, user, nullptr);  // no refresh: TTL from the crypt
+  if (config_.pool == nullptr) {
+    bool ok = worker_.verifyHere(password, *l.hash) && l.known;
+    std::fill(password.begin(), password.end(), '\0');
+    return finish(stream, ok, user, &l.digest);
+  }
+  // Off the event loop: pause, verify on a pool thread, come back through the stream's ref. The
+  // filter (`this`) is only touched when the stream is still alive (it lives as long as the
+  // stream); a request that ended meanwhile gets nullptr and nothing happens.
+  worker_.countCrypt();
+  sdk::StreamRef ref = stream.ref();
+  bool queued =
+      config_.pool->submit([ref, self = this, user, password, hash = *l.hash, known = l.known,
+                            digest = l.digest](basic_auth::Verifier& verifier) mutable {
+        bool ok = verifier.verify(password, hash) && known;
+        std::fill(password.begin(), password.end(), '\0');
+        ref.post([self, ok, user, digest](sdk::Stream* s) {
+          if (s == nullptr) return;
+          if (self->finish(*s, ok, user, &digest) == sdk::FilterStatus::kContinue) s->resume();
+        });
+      });
+  std::fill(password.begin(), password.end(), '\0');
+  if (!queued) {
+    config_.counters.denied("verification overloaded");
+    stream.sendLocalReply(503, R"({"error":"unavailable","reason":"verification overloaded"})",
+                          "application/json", {{"Retry-After", "1"}});
+    return sdk::FilterStatus::kStop;
+  }
+  return sdk::FilterStatus::kPause;
 }
 
 }  // namespace sluice::filters

@@ -19,6 +19,14 @@
 // An unknown user's password is still run through crypt (against the file's first hash), so the
 // response time does not tell which user names exist.
 //
+// Verification threads: a password that is not in the cache is verified on one of
+// `verify_threads` threads owned by the config (default 2), not on the worker's event loop, which
+// would otherwise stall every connection of the worker for the tens of ms a bcrypt takes: the
+// request is paused (kPause) and resumed, or answered 401, when the thread posts the result back
+// to the request's worker (StreamRef::post). At most `verify_queue` verifications wait (default
+// 1024); beyond that the request is answered 503 with Retry-After: 1 and reason "verification
+// overloaded". verify_threads: 0 verifies on the worker thread (blocking it).
+//
 // Verification cache: bcrypt and yescrypt are slow on purpose (tens of ms a verify), which a
 // gateway cannot pay on every request of a client that sends the same credentials each time. Each
 // worker keeps, per user, a salted SHA-256 of the last password that verified, for `cache_ttl_s`
@@ -43,6 +51,8 @@
 //         consumer_header: X-Consumer    # forward the user name; "" = do not
 //         cache_ttl_s: 60                # seconds a verified password is remembered; 0 = never
 //         cache_max_entries: 10000       # per worker
+//         verify_threads: 2              # crypt threads per config; 0 = on the worker thread
+//         verify_queue: 1024             # verifications waiting for a thread; more → 503
 #pragma once
 
 #include <array>
@@ -55,6 +65,7 @@
 #include "core/api/sdk/host.h"
 #include "filters/auth_common/auth_common.h"
 #include "filters/basic_auth/htpasswd.h"
+#include "filters/basic_auth/verify_pool.h"
 
 namespace sluice::filters {
 
@@ -71,6 +82,8 @@ struct BasicAuthConfig {
   uint64_t cache_ttl_us = 60'000'000;
   size_t cache_max_entries = 10000;
   auth::DecisionCounters counters;
+  // Null with verify_threads: 0. Thread-safe (submit); owned here so it outlives every request.
+  std::unique_ptr<basic_auth::VerifyPool> pool;
 };
 
 // Decodes `Authorization: Basic <base64>` into user and password. Returns "" on success, else the
@@ -82,8 +95,26 @@ std::string parseBasicCredentials(std::string_view authorization, std::string* u
 class BasicAuthWorker {
  public:
   explicit BasicAuthWorker(const BasicAuthConfig& config);
-  // True when `password` is `user`'s. `now_us` is a monotonic time for the cache.
+
+  // What a request needs once its credentials are parsed.
+  struct Lookup {
+    bool cached = false;                // the cache says yes: no crypt needed
+    bool known = false;                 // the user exists
+    const std::string* hash = nullptr;  // what to verify against (the dummy for unknown users)
+    auth::Digest digest{};              // cache key material of (user, password)
+  };
+  Lookup lookup(const std::string& user, std::string_view password, uint64_t now_us);
+  // Records a verified password (no-op when the cache is off).
+  void remember(const std::string& user, const auth::Digest& digest, uint64_t now_us);
+  // Verifies on this thread (verify_threads: 0).
+  bool verifyHere(std::string_view password, const std::string& hash) {
+    ++crypt_calls_;
+    return verifier_.verify(password, hash);
+  }
+  void countCrypt() { ++crypt_calls_; }
+  // lookup + verify + remember on this thread: true when `password` is `user`'s.
   bool check(const std::string& user, std::string_view password, uint64_t now_us);
+
   size_t cacheSize() const { return cache_.size(); }
   uint64_t cryptCalls() const { return crypt_calls_; }
 
@@ -93,7 +124,6 @@ class BasicAuthWorker {
     uint64_t expires_us;
   };
   auth::Digest digestOf(const std::string& user, std::string_view password) const;
-  void remember(const std::string& user, const auth::Digest& digest, uint64_t now_us);
 
   const BasicAuthConfig& config_;
   basic_auth::Verifier verifier_;
@@ -110,6 +140,12 @@ class BasicAuthFilter : public sdk::Filter {
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
 
  private:
+  // The outcome of a verification, on the worker thread (inline, or posted back from the pool).
+  // Returns kContinue or kStop (the 401 was sent). `digest` (when not null) goes in the cache on
+  // success: a crypt verified it.
+  sdk::FilterStatus finish(sdk::Stream& stream, bool ok, const std::string& user,
+                           const auth::Digest* digest);
+
   const BasicAuthConfig& config_;
   BasicAuthWorker& worker_;
 };

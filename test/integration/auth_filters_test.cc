@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <memory>
@@ -24,9 +25,9 @@ using Json = nlohmann::json;
 namespace tj = testing::jwt;
 
 // One listener with `filter_yaml` as its only filter, in front of the echo cluster.
-std::unique_ptr<Gateway> startGateway(const EchoBackend& backend, const std::string& filter_yaml) {
-  return std::make_unique<Gateway>(R"(
-workers: 2
+std::unique_ptr<Gateway> startGateway(const EchoBackend& backend, const std::string& filter_yaml,
+                                      int workers = 2) {
+  return std::make_unique<Gateway>("workers: " + std::to_string(workers) + R"(
 plugin_paths: ${PLUGINS}
 admin: {address: 127.0.0.1:${ADMIN}}
 listeners:
@@ -137,10 +138,10 @@ TEST_F(AuthFiltersTest, ApiKeyAuth) {
   EXPECT_EQ(httpGet(gw->port(), "/gateway/echo/x", {{"X-Api-Key", "key-of-bob"}}).status, 401);
 }
 
-// A hash of `password` made with libcrypt (bcrypt at cost 5: quick, still real bcrypt).
-std::string bcrypt(const std::string& password) {
+// A hash of `password` made with libcrypt (bcrypt at cost 5 by default: quick, still bcrypt).
+std::string bcrypt(const std::string& password, unsigned long cost = 5) {
   char setting[CRYPT_GENSALT_OUTPUT_SIZE];
-  EXPECT_NE(crypt_gensalt_rn("$2b$", 5, nullptr, 0, setting, sizeof(setting)), nullptr);
+  EXPECT_NE(crypt_gensalt_rn("$2b$", cost, nullptr, 0, setting, sizeof(setting)), nullptr);
   crypt_data data;
   std::memset(&data, 0, sizeof(data));
   const char* hash = crypt_rn(password.c_str(), setting, &data, sizeof(data));
@@ -184,6 +185,33 @@ TEST_F(AuthFiltersTest, BasicAuth) {
     EXPECT_EQ(echoHeaderValues(ok.body, "X-Consumer"), std::vector<std::string>{"alice"});
     EXPECT_TRUE(echoHeaderValues(ok.body, "Authorization").empty()) << ok.body;
   }
+}
+
+// bcrypt runs on the filter's verification threads, not on the worker's event loop: with one
+// worker, a request answered without crypt is not held up behind a slow (cost 13) verification.
+TEST_F(AuthFiltersTest, BasicAuthDoesNotBlockTheWorker) {
+  std::string htpasswd = writeTemp("htpasswd", "slow:" + bcrypt("pw", 13) + "\n");
+  auto gw = startGateway(*backend_, R"(
+      - name: basic_auth
+        config:
+          htpasswd_file: )" + htpasswd,
+                         1);
+  ASSERT_TRUE(gw->ready());
+  std::atomic<int> order{0};
+  int slow_done = 0;
+  std::thread slow([&] {
+    Response r = httpRequest(gw->port(), "GET", "/gateway/echo/x",
+                             {{"Authorization", basicHeader("slow:pw")}}, "", 60000);
+    EXPECT_EQ(r.status, 200) << r.error;
+    slow_done = ++order;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));  // let the slow one start
+  Response quick = httpGet(gw->port(), "/gateway/echo/x", {{"Authorization", "Basic ???"}});
+  int quick_done = ++order;
+  slow.join();
+  EXPECT_TRUE(isUnauthorized(quick, "malformed credentials"));
+  EXPECT_EQ(quick_done, 1) << "the 401 waited for the other request's bcrypt";
+  EXPECT_EQ(slow_done, 2);
 }
 
 TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {

@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include "filters/auth_common/auth_common.h"
 #include "test/filters/testing/filter_harness.h"
@@ -76,8 +78,23 @@ class BasicAuthTest : public ::testing::Test {
         "erin:" + makeHash("$2y$", "colon:in:password", 4) + "\n");
   }
   static void TearDownTestSuite() { delete file_; }
+  // Verification on the worker thread (verify_threads: 0) unless `extra` says otherwise: the
+  // hook then answers at once. The pool's own tests are below.
   std::string yaml(const std::string& extra = "") const {
-    return "htpasswd_file: " + file_->path() + "\n" + extra;
+    std::string threads =
+        extra.find("verify_threads") == std::string::npos ? "verify_threads: 0\n" : "";
+    return "htpasswd_file: " + file_->path() + "\n" + threads + extra;
+  }
+  // Runs the request headers hook and, when it paused, the posts that come back from the
+  // verification threads (polling, generous deadline: the machine may be loaded).
+  static sluice_filter_status drive(FilterHarness& h, FakeStream& s) {
+    sluice_filter_status st = h.requestHeaders(s);
+    if (st != SLUICE_FILTER_PAUSE) return st;
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+    while (FilterHarness::runPosts() == 0 && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return st;
   }
   static inline TempFile* file_ = nullptr;
 };
@@ -197,6 +214,86 @@ TEST_F(BasicAuthTest, KeepsAuthorizationAndNoConsumerHeaderWhenAsked) {
   EXPECT_EQ(s.values(SLUICE_HEADERS_REQUEST, "Authorization").size(), 1u);
   EXPECT_TRUE(s.values(SLUICE_HEADERS_REQUEST, "X-Consumer").empty());
   EXPECT_EQ(s.context["consumer"], "bob");
+}
+
+TEST_F(BasicAuthTest, VerifiesOffTheWorkerThreadAndResumes) {
+  FilterHarness h(sluice_plugin_entry(), yaml("verify_threads: 2\n"));
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream ok("GET", "/", {{"Authorization", basic("alice:wonderland")}});
+  EXPECT_EQ(drive(h, ok), SLUICE_FILTER_PAUSE) << "bcrypt must not run in the hook";
+  EXPECT_EQ(ok.resumed, 1);
+  EXPECT_FALSE(ok.local_reply);
+  EXPECT_EQ(ok.context["consumer"], "alice");
+  EXPECT_EQ(ok.values(SLUICE_HEADERS_REQUEST, "X-Consumer"), std::vector<std::string>{"alice"});
+  EXPECT_TRUE(ok.values(SLUICE_HEADERS_REQUEST, "Authorization").empty());
+
+  // Now cached on this worker: answered in the hook.
+  FakeStream again("GET", "/", {{"Authorization", basic("alice:wonderland")}});
+  EXPECT_EQ(h.requestHeaders(again), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(again.context["consumer"], "alice");
+
+  for (const char* creds : {"alice:wrong", "nobody:wonderland"}) {
+    FakeStream bad("GET", "/", {{"Authorization", basic(creds)}});
+    EXPECT_EQ(drive(h, bad), SLUICE_FILTER_PAUSE) << creds;
+    EXPECT_EQ(bad.resumed, 0);
+    ASSERT_TRUE(bad.local_reply) << creds;
+    EXPECT_EQ(bad.local_reply->status, 401u);
+    EXPECT_EQ(bad.local_reply->body, R"({"error":"unauthorized","reason":"invalid credentials"})");
+    EXPECT_EQ(bad.replyHeader("WWW-Authenticate"), "Basic realm=\"sluice\", charset=\"UTF-8\"");
+  }
+  // Malformed credentials need no crypt: answered in the hook.
+  FakeStream malformed("GET", "/", {{"Authorization", "Basic %%%"}});
+  EXPECT_EQ(h.requestHeaders(malformed), SLUICE_FILTER_STOP);
+}
+
+TEST_F(BasicAuthTest, ARequestThatEndedWhileVerifyingIsLeftAlone) {
+  FilterHarness h(sluice_plugin_entry(), yaml("verify_threads: 1\n"));
+  size_t ran = 0;
+  {
+    FakeStream gone("GET", "/", {{"Authorization", basic("bob:builder")}});
+    EXPECT_EQ(h.requestHeaders(gone), SLUICE_FILTER_PAUSE);
+  }  // the client went away: stream_destroy before the result is back
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (ran == 0 && std::chrono::steady_clock::now() < deadline) {
+    ran += FilterHarness::runPosts();  // the post runs with a NULL stream and does nothing
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(ran, 1u);
+}
+
+TEST_F(BasicAuthTest, AFullVerificationQueueAnswers503) {
+  // One thread, one waiting slot: of three verifications at least one finds no room.
+  TempFile slow("slow:" + makeHash("$2b$", "pw", 10) + "\n");
+  FilterHarness h(sluice_plugin_entry(),
+                  "htpasswd_file: " + slow.path() + "\nverify_threads: 1\nverify_queue: 1\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream a("GET", "/", {{"Authorization", basic("slow:pw")}});
+  FakeStream b("GET", "/", {{"Authorization", basic("slow:pw")}});
+  FakeStream c("GET", "/", {{"Authorization", basic("slow:pw")}});
+  int refused = 0;
+  for (FakeStream* s : {&a, &b, &c}) {
+    sluice_filter_status st = h.requestHeaders(*s);
+    if (st == SLUICE_FILTER_STOP) {
+      ++refused;
+      ASSERT_TRUE(s->local_reply);
+      EXPECT_EQ(s->local_reply->status, 503u);
+      EXPECT_EQ(s->replyHeader("Retry-After"), "1");
+      EXPECT_EQ(s->local_reply->body,
+                R"({"error":"unavailable","reason":"verification overloaded"})");
+    } else {
+      EXPECT_EQ(st, SLUICE_FILTER_PAUSE);
+    }
+  }
+  EXPECT_GE(refused, 1);
+  EXPECT_LE(refused, 2);
+  // The admitted ones complete.
+  size_t done = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (done < static_cast<size_t>(3 - refused) && std::chrono::steady_clock::now() < deadline) {
+    done += FilterHarness::runPosts();
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_EQ(a.resumed + b.resumed + c.resumed, 3 - refused);
 }
 
 TEST(BasicAuthHashTest, RefusesHashesLibcryptCannotVerify) {
