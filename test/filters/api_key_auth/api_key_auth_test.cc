@@ -2,13 +2,12 @@
 #include "filters/api_key_auth/api_key_auth.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
-#include <fstream>
 #include <string>
 
 #include "test/filters/testing/filter_harness.h"
+#include "test/harness/env.h"
 
 extern "C" const sluice_plugin_descriptor* sluice_plugin_entry(void);
 
@@ -25,17 +24,12 @@ keys:
 )";
 
 // A file in the test's temporary directory, removed at the end.
+// A file under the test's temporary directory (Bazel removes it).
 class TempFile {
  public:
-  explicit TempFile(const std::string& text) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    path_ = std::string(dir != nullptr ? dir : "/tmp") + "/keysXXXXXX";
-    int fd = mkstemp(path_.data());
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-    close(fd);
+  explicit TempFile(const std::string& text) : path_(test::uniqueTmpPath("keys")) {
+    EXPECT_TRUE(test::writeFile(path_, text));
   }
-  ~TempFile() { unlink(path_.c_str()); }
   const std::string& path() const { return path_; }
 
  private:
@@ -180,7 +174,7 @@ TEST(ApiKeyAuthTest, ReloadReadsTheFileAgain) {
   std::string yaml = "keys_file: " + file.path() + "\n";
   FilterHarness before(sluice_plugin_entry(), yaml);
   ASSERT_TRUE(before.configured()) << before.error();
-  std::ofstream(file.path()) << "alice new-key\n";
+  ASSERT_TRUE(test::writeFile(file.path(), "alice new-key\n"));
   FilterHarness after(sluice_plugin_entry(), yaml);  // a reload builds a new config instance
   ASSERT_TRUE(after.configured()) << after.error();
   FakeStream old_key("GET", "/", {{"X-Api-Key", "old-key"}});

@@ -4,7 +4,6 @@
 
 #include <crypt.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <cstdlib>
@@ -14,6 +13,7 @@
 
 #include "filters/auth_common/auth_common.h"
 #include "test/filters/testing/filter_harness.h"
+#include "test/harness/env.h"
 
 extern "C" const sluice_plugin_descriptor* sluice_plugin_entry(void);
 
@@ -36,17 +36,12 @@ std::string makeHash(const std::string& prefix, const std::string& password,
   return out != nullptr ? out : "";
 }
 
+// A file under the test's temporary directory (Bazel removes it).
 class TempFile {
  public:
-  explicit TempFile(const std::string& text) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    path_ = std::string(dir != nullptr ? dir : "/tmp") + "/htpasswdXXXXXX";
-    int fd = mkstemp(path_.data());
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-    close(fd);
+  explicit TempFile(const std::string& text) : path_(test::uniqueTmpPath("htpasswd")) {
+    EXPECT_TRUE(test::writeFile(path_, text));
   }
-  ~TempFile() { unlink(path_.c_str()); }
   const std::string& path() const { return path_; }
 
  private:

@@ -3,7 +3,6 @@
 #include "filters/jwt_auth/jwt_auth.h"
 
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <cstdlib>
 #include <random>
@@ -12,6 +11,7 @@
 #include "filters/auth_common/auth_common.h"
 #include "test/filters/jwt_auth/jwt_test_util.h"
 #include "test/filters/testing/filter_harness.h"
+#include "test/harness/env.h"
 
 extern "C" const sluice_plugin_descriptor* sluice_plugin_entry(void);
 
@@ -27,17 +27,12 @@ constexpr int64_t kNow = 1700000000;  // FakeStream's start_time_unix_us, in sec
 const std::string kSecret = "0123456789abcdef0123456789abcdef-hs256";
 const std::string kOctSecret = "oct-key-from-the-jwks-file-32-bytes!";
 
+// A file under the test's temporary directory (Bazel removes it).
 class TempFile {
  public:
-  explicit TempFile(const std::string& text) {
-    const char* dir = std::getenv("TEST_TMPDIR");
-    path_ = std::string(dir != nullptr ? dir : "/tmp") + "/jwtXXXXXX";
-    int fd = mkstemp(path_.data());
-    EXPECT_GE(fd, 0);
-    EXPECT_EQ(write(fd, text.data(), text.size()), static_cast<ssize_t>(text.size()));
-    close(fd);
+  explicit TempFile(const std::string& text) : path_(test::uniqueTmpPath("jwt")) {
+    EXPECT_TRUE(test::writeFile(path_, text));
   }
-  ~TempFile() { unlink(path_.c_str()); }
   const std::string& path() const { return path_; }
 
  private:
