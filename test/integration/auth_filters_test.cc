@@ -271,5 +271,49 @@ TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {
   }
 }
 
+// Bad credential files are refused when the config is loaded, with the config's file:line:col
+// and the credential file's own line.
+TEST_F(AuthFiltersTest, BadCredentialFilesAreRefusedAtValidate) {
+  std::string htpasswd = writeTemp("htpasswd", "# staff\nalice:" + bcrypt("x") + "\nbob:secret\n");
+  std::string keys = writeTemp("api-keys", "alice k1\nbob k1\n");
+  std::string yaml = substitute(R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: a
+    address: 127.0.0.1:${PORT}
+    filters:
+      - name: basic_auth
+        config:
+          htpasswd_file: ${HTPASSWD}
+  - name: b
+    address: 127.0.0.1:${PORT2}
+    filters:
+      - name: api_key_auth
+        config:
+          keys_file: ${KEYS}
+clusters:
+  - name: echo
+    endpoints: [127.0.0.1:2]
+)",
+                                {{"PLUGINS", pluginPathsYaml()},
+                                 {"PORT", std::to_string(freePort())},
+                                 {"PORT2", std::to_string(freePort())},
+                                 {"HTPASSWD", htpasswd},
+                                 {"KEYS", keys}});
+  TempConfig config(yaml, "auth-validate.yaml");
+  Process p({runfile("core/sluice"), "--validate", "-c", config.path()});
+  EXPECT_EQ(p.waitExit(20000), 1);
+  std::string out = p.output();
+  EXPECT_NE(out.find(config.path() + ":9:26: plugin 'basic_auth'"), std::string::npos) << out;
+  EXPECT_NE(out.find(htpasswd +
+                     ":3: user 'bob': not a crypt hash (plain-text passwords and DES crypt are "
+                     "refused; use bcrypt: htpasswd -B)"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(config.path() + ":15:22: plugin 'api_key_auth'"), std::string::npos) << out;
+  EXPECT_NE(out.find(keys + ":2: duplicate key (first at " + keys + ":1)"), std::string::npos)
+      << out;
+}
+
 }  // namespace
 }  // namespace sluice::test
