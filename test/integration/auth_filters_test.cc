@@ -271,6 +271,73 @@ TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {
   }
 }
 
+// Per route: a public route disables the listener's api_key_auth, another gives it its own keys
+// (per-route config), a third adds jwt_auth after it; the context the first filter filled is
+// what the route's chain sees.
+TEST_F(AuthFiltersTest, RoutesDisableOrReconfigureAuth) {
+  const std::string secret = "route-test-hmac-secret-0123456789abcdef";
+  auto gw = std::make_unique<Gateway>(
+      R"(
+workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    filters:
+      - name: api_key_auth
+        config: {keys: [{key: listener-key, consumer: alice}]}
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+routes:
+  - name: public
+    prefix: /public
+    cluster: echo
+    filters: [{name: api_key_auth, disabled: true}]
+  - name: admin
+    prefix: /admin
+    cluster: echo
+    filters:
+      - name: api_key_auth
+        config: {keys: [{key: admin-key, consumer: root}]}
+  - name: api
+    prefix: /api
+    cluster: echo
+    filters:
+      - name: jwt_auth
+        config: {algorithms: [HS256], secret: ${SECRET}, consumer_header: X-Jwt-Sub}
+  - prefix: /
+    cluster: echo
+)",
+      std::map<std::string, std::string>{{"BACKEND", backend_->address()}, {"SECRET", secret}});
+  ASSERT_TRUE(gw->ready());
+  int port = gw->port();
+  EXPECT_EQ(httpGet(port, "/public/x").status, 200);
+  EXPECT_TRUE(isUnauthorized(httpGet(port, "/other"), "missing api key"));
+  EXPECT_EQ(httpGet(port, "/other", {{"X-Api-Key", "listener-key"}}).status, 200);
+  EXPECT_TRUE(isUnauthorized(httpGet(port, "/admin/x", {{"X-Api-Key", "listener-key"}}),
+                             "invalid api key"));
+  Response admin = httpGet(port, "/admin/x", {{"X-Api-Key", "admin-key"}});
+  EXPECT_EQ(admin.status, 200);
+  EXPECT_EQ(echoHeaderValues(admin.body, "X-Consumer"), std::vector<std::string>{"root"});
+
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::string token =
+      tj::signWithSecret(secret, Json::object(), {{"sub", "bob"}, {"exp", now + 60}});
+  EXPECT_TRUE(isUnauthorized(httpGet(port, "/api/x", {{"Authorization", "Bearer " + token}}),
+                             "missing api key"))
+      << "the listener's api_key_auth runs first";
+  EXPECT_TRUE(
+      isUnauthorized(httpGet(port, "/api/x", {{"X-Api-Key", "listener-key"}}), "missing token"));
+  Response both = httpGet(port, "/api/x",
+                          {{"X-Api-Key", "listener-key"}, {"Authorization", "Bearer " + token}});
+  EXPECT_EQ(both.status, 200) << both.body;
+  EXPECT_EQ(echoHeaderValues(both.body, "X-Consumer"), std::vector<std::string>{"alice"});
+  EXPECT_EQ(echoHeaderValues(both.body, "X-Jwt-Sub"), std::vector<std::string>{"bob"});
+}
+
 // Bad credential files are refused when the config is loaded, with the config's file:line:col
 // and the credential file's own line.
 TEST_F(AuthFiltersTest, BadCredentialFilesAreRefusedAtValidate) {
