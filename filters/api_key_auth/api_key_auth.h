@@ -67,15 +67,8 @@ struct ApiKeyAuthConfig {
   std::string www_authenticate;  // "" = no WWW-Authenticate
   auth::DecisionCounters counters;
 
-  struct DigestHash {
-    size_t operator()(const auth::Digest& d) const {
-      size_t h = 0;
-      for (size_t i = 0; i < sizeof(size_t); ++i) h = (h << 8) | d[i];
-      return h;
-    }
-  };
   // SHA-256(key) → consumer.
-  std::unordered_map<auth::Digest, std::string, DigestHash> keys;
+  std::unordered_map<auth::Digest, std::string, auth::DigestHash> keys;
 };
 
 // Per request.

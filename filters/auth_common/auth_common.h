@@ -21,6 +21,15 @@ namespace sluice::filters::auth {
 using Digest = std::array<uint8_t, 32>;
 Digest sha256(std::string_view data);
 
+// For hash tables keyed by digests (the digest's first bytes are already uniform).
+struct DigestHash {
+  size_t operator()(const Digest& d) const {
+    size_t h = 0;
+    for (size_t i = 0; i < sizeof(size_t); ++i) h = (h << 8) | d[i];
+    return h;
+  }
+};
+
 // Equality of two digests in time independent of their contents (CRYPTO_memcmp).
 bool digestEqual(const Digest& a, const Digest& b);
 // Equality of two strings in time independent of where they differ and of their lengths: the

@@ -122,7 +122,7 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
   node.requireOnlyKeys({"algorithms", "jwks_file", "public_key_file", "secret", "secret_file",
                         "issuers", "audiences", "leeway_s", "require_exp", "header", "query_param",
                         "strip_credential", "consumer_claim", "consumer_header", "forward_claims",
-                        "realm", "max_token_bytes"});
+                        "realm", "max_token_bytes", "signature_cache_size"});
   if (node.isNull()) node.fail("jwt_auth needs a config: algorithms and keys");
   readAlgorithms(node["algorithms"], &policy);
   readKeys(node, host, &policy);
@@ -131,6 +131,8 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
   policy.leeway_s = node.getInt("leeway_s", 60, 0, 3600);
   policy.require_exp = node.getBool("require_exp", true);
   policy.max_token_bytes = static_cast<size_t>(node.getInt("max_token_bytes", 8192, 256, 65536));
+  signature_cache_size =
+      static_cast<size_t>(node.getInt("signature_cache_size", 1000, 0, 1'000'000));
   header = auth::headerNameKey(node, "header", header, true);
   bearer = auth::equalsIgnoreCase(header, "Authorization");
   query_param = node.getString("query_param", "");
@@ -234,7 +236,9 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
 
   Json claims;
   double now_s = static_cast<double>(stream.startTimeUnixUs()) / 1e6;
-  std::string reason = jwt::verifyToken(*token, config_.policy, now_s, &claims);
+  std::string reason =
+      jwt::verifyToken(*token, config_.policy, now_s, &claims,
+                       config_.signature_cache_size > 0 ? &worker_.cache : nullptr);
   if (!reason.empty()) return refuse(stream, reason, false);
 
   config_.counters.allowed();
@@ -259,5 +263,5 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
 
 }  // namespace sluice::filters
 
-SLUICE_FILTER_PLUGIN("jwt_auth", "1.0.0", sluice::filters::JwtAuthConfig,
-                     sluice::filters::JwtAuthFilter)
+SLUICE_FILTER_PLUGIN_WITH_WORKER("jwt_auth", "1.0.0", sluice::filters::JwtAuthConfig,
+                                 sluice::filters::JwtAuthWorker, sluice::filters::JwtAuthFilter)

@@ -40,6 +40,10 @@
 // "token not yet valid", "missing exp", "invalid issuer", "invalid audience" — never the token,
 // a claim value or a key.
 //
+// Signature cache: each worker remembers up to `signature_cache_size` tokens whose signature
+// verified (by SHA-256 of the token), until their exp: a repeated token skips RSA/ECDSA (claims
+// are still checked every time). See jwt::SignatureCache.
+//
 // Metrics: sluice_plugin_jwt_auth_allowed_total and sluice_plugin_jwt_auth_denied_total{
 // reason=R with spaces as '_'} for each R above.
 //
@@ -65,6 +69,7 @@
 //           - {claim: scope}
 //         realm: api                      # realm of WWW-Authenticate (default none)
 //         max_token_bytes: 8192           # 256..65536
+//         signature_cache_size: 1000      # per worker; 0 = verify every signature
 // File paths must be absolute (the plugin ABI does not tell a plugin its config file's folder).
 #pragma once
 
@@ -96,18 +101,27 @@ struct JwtAuthConfig {
   };
   std::vector<ForwardClaim> forward_claims;
   std::string realm;
+  size_t signature_cache_size = 1000;
   auth::DecisionCounters counters;
+};
+
+// Per worker: the signature cache. Worker thread only.
+struct JwtAuthWorker {
+  explicit JwtAuthWorker(const JwtAuthConfig& config) : cache(config.signature_cache_size) {}
+  jwt::SignatureCache cache;
 };
 
 // Per request.
 class JwtAuthFilter : public sdk::Filter {
  public:
-  explicit JwtAuthFilter(const JwtAuthConfig& config) : config_(config) {}
+  JwtAuthFilter(const JwtAuthConfig& config, JwtAuthWorker& worker)
+      : config_(config), worker_(worker) {}
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
 
  private:
   sdk::FilterStatus refuse(sdk::Stream& stream, const std::string& reason, bool missing);
   const JwtAuthConfig& config_;
+  JwtAuthWorker& worker_;
 };
 
 }  // namespace sluice::filters

@@ -110,7 +110,24 @@ bool verifySignature(Algorithm alg, const Key& key, std::string_view input,
   return false;
 }
 
-std::string verifyToken(std::string_view token, const Policy& policy, double now_s, Json* claims) {
+bool SignatureCache::contains(const auth::Digest& token, double now_s) const {
+  auto it = entries_.find(token);
+  return it != entries_.end() && it->second > now_s;
+}
+
+void SignatureCache::add(const auth::Digest& token, double expires_s, double now_s) {
+  if (max_entries_ == 0) return;
+  if (entries_.size() >= max_entries_) {
+    for (auto it = entries_.begin(); it != entries_.end();) {
+      it = it->second <= now_s ? entries_.erase(it) : std::next(it);
+    }
+    if (entries_.size() >= max_entries_) entries_.clear();
+  }
+  entries_[token] = expires_s;
+}
+
+std::string verifyToken(std::string_view token, const Policy& policy, double now_s, Json* claims,
+                        SignatureCache* cache) {
   if (token.size() > policy.max_token_bytes) return "token too large";
   size_t dot1 = token.find('.');
   size_t dot2 = dot1 == std::string_view::npos ? dot1 : token.find('.', dot1 + 1);
@@ -156,14 +173,24 @@ std::string verifyToken(std::string_view token, const Policy& policy, double now
                                   [&](const Key* k) { return !k->allows(*alg); }),
                    candidates.end());
   if (candidates.empty()) return "unknown key id";
+  auth::Digest digest{};
   bool verified = false;
-  for (const Key* key : candidates) {
-    if (verifySignature(*alg, *key, signing_input, *signature)) {
-      verified = true;
-      break;
-    }
+  if (cache != nullptr) {
+    digest = auth::sha256(token);
+    verified = cache->contains(digest, now_s);
   }
-  if (!verified) return "bad signature";
+  if (!verified) {
+    if (cache != nullptr) cache->countSignatureCheck();
+    for (const Key* key : candidates) {
+      if (verifySignature(*alg, *key, signing_input, *signature)) {
+        verified = true;
+        break;
+      }
+    }
+    if (!verified) return "bad signature";
+  } else {
+    cache = nullptr;  // already remembered
+  }
 
   Json payload;
   if (!parseJsonObject(*payload_text, &payload)) return "malformed token";
@@ -201,6 +228,11 @@ std::string verifyToken(std::string_view token, const Policy& policy, double now
       }
     }
     if (!match) return "invalid audience";
+  }
+  if (cache != nullptr) {
+    auto exp = payload.find("exp");
+    double expires = exp != payload.end() ? exp->get<double>() + leeway : now_s + 300;
+    cache->add(digest, expires, now_s);
   }
   *claims = std::move(payload);
   return "";

@@ -100,13 +100,18 @@ int main(int argc, char** argv) {
   std::string yaml = "algorithms: [HS256, RS256, ES256]\njwks_file: " + jwks_file +
                      "\nsecret: " + secret + "\nissuers: https://idp\naudiences: api\n" +
                      "forward_claims: [{claim: scope, header: X-Scope}]\n";
-  const auto* jwt = descriptor<f::JwtAuthConfig, sdk::NoWorker, f::JwtAuthFilter>();
-  run("jwt_auth HS256", jwt, yaml,
-      {{"Authorization", "Bearer " + tj::signWithSecret(secret, nlohmann::json::object(), claims)}},
-      n);
-  run("jwt_auth RS256 (2048)", jwt, yaml,
-      {{"Authorization", "Bearer " + tj::signWithKey(rsa.get(), {{"kid", "r"}}, claims)}}, n);
-  run("jwt_auth ES256", jwt, yaml,
-      {{"Authorization", "Bearer " + tj::signWithKey(ec.get(), {{"kid", "e"}}, claims)}}, n);
+  const auto* jwt = descriptor<f::JwtAuthConfig, f::JwtAuthWorker, f::JwtAuthFilter>();
+  for (const char* cache : {"1000", "0"}) {
+    std::string y = yaml + "signature_cache_size: " + cache + "\n";
+    std::string suffix = std::string(cache) == "0" ? " (no cache)" : " (cached)";
+    run(("jwt_auth HS256" + suffix).c_str(), jwt, y,
+        {{"Authorization",
+          "Bearer " + tj::signWithSecret(secret, nlohmann::json::object(), claims)}},
+        n);
+    run(("jwt_auth RS256" + suffix).c_str(), jwt, y,
+        {{"Authorization", "Bearer " + tj::signWithKey(rsa.get(), {{"kid", "r"}}, claims)}}, n);
+    run(("jwt_auth ES256" + suffix).c_str(), jwt, y,
+        {{"Authorization", "Bearer " + tj::signWithKey(ec.get(), {{"kid", "e"}}, claims)}}, n);
+  }
   return 0;
 }

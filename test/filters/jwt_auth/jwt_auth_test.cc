@@ -429,6 +429,61 @@ TEST_F(JwtAuthTest, RefusesBadConfigs) {
   }
 }
 
+jwt::SignatureCache& cacheOf(FilterHarness& h) {
+  using Plugin = sdk::internal::FilterPlugin<JwtAuthConfig, JwtAuthWorker, JwtAuthFilter>;
+  return static_cast<Plugin::Worker*>(h.worker())->worker.cache;
+}
+
+TEST_F(JwtAuthTest, ARepeatedTokenSkipsTheSignatureButNotTheClaims) {
+  FilterHarness h(sluice_plugin_entry(), jwksYaml("leeway_s: 0\n"));
+  jwt::SignatureCache& cache = cacheOf(h);
+  std::string token = tj::signWithKey(ec_, {{"kid", "ec-1"}}, claims({{"exp", kNow + 100}}));
+  EXPECT_EQ(reason(*run(h, token)), "");
+  EXPECT_EQ(cache.signatureChecks(), 1u);
+  EXPECT_EQ(reason(*run(h, token)), "");
+  EXPECT_EQ(cache.signatureChecks(), 1u) << "second use verified the signature again";
+  EXPECT_EQ(cache.size(), 1u);
+  // The same header and claims with another signature is another token: checked, refused.
+  std::string forged =
+      token.substr(0, token.rfind('.') + 1) + auth::base64UrlEncode(std::string(64, '\x01'));
+  EXPECT_EQ(reason(*run(h, forged)), "bad signature");
+  EXPECT_EQ(cache.signatureChecks(), 2u);
+  // Claims are checked on every use: once the token expired the cached signature does not help.
+  FakeStream late("GET", "/", {{"Authorization", "Bearer " + token}});
+  late.start_time_unix_us = static_cast<uint64_t>(kNow + 100) * 1000000;
+  h.requestHeaders(late);
+  EXPECT_EQ(reason(late), "token expired");
+  // Invalid tokens are not remembered.
+  std::string wrong_aud = tj::signWithKey(ec_, {{"kid", "ec-1"}}, claims({{"aud", "other"}}));
+  FilterHarness strict(sluice_plugin_entry(), jwksYaml("audiences: [api]\n"));
+  EXPECT_EQ(reason(*run(strict, wrong_aud)), "invalid audience");
+  EXPECT_EQ(reason(*run(strict, wrong_aud)), "invalid audience");
+  EXPECT_EQ(cacheOf(strict).signatureChecks(), 2u);
+  EXPECT_EQ(cacheOf(strict).size(), 0u);
+
+  FilterHarness off(sluice_plugin_entry(), jwksYaml("signature_cache_size: 0\n"));
+  ASSERT_TRUE(off.configured()) << off.error();
+  EXPECT_EQ(reason(*run(off, token)), "");
+  EXPECT_EQ(reason(*run(off, token)), "");
+  EXPECT_EQ(cacheOf(off).size(), 0u);
+}
+
+TEST(JwtSignatureCacheTest, BoundedAndExpiring) {
+  jwt::SignatureCache cache(2);
+  auth::Digest a = auth::sha256("a"), b = auth::sha256("b"), c = auth::sha256("c");
+  cache.add(a, 100, 0);
+  cache.add(b, 200, 0);
+  EXPECT_TRUE(cache.contains(a, 50));
+  EXPECT_FALSE(cache.contains(a, 100)) << "expired at its exp";
+  cache.add(c, 300, 150);  // full: the expired one goes
+  EXPECT_EQ(cache.size(), 2u);
+  EXPECT_TRUE(cache.contains(b, 150));
+  EXPECT_TRUE(cache.contains(c, 150));
+  cache.add(a, 400, 160);  // full, nothing expired: cleared, then a
+  EXPECT_EQ(cache.size(), 1u);
+  EXPECT_TRUE(cache.contains(a, 160));
+}
+
 TEST_F(JwtAuthTest, RandomMutationsOfAValidTokenNeverPass) {
   FilterHarness h(sluice_plugin_entry(), jwksYaml());
   std::string good = tj::signWithKey(ec_, {{"kid", "ec-1"}}, claims());
