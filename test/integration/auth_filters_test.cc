@@ -338,6 +338,25 @@ routes:
   EXPECT_EQ(echoHeaderValues(both.body, "X-Jwt-Sub"), std::vector<std::string>{"bob"});
 }
 
+// The consumer an auth filter names is what a later filter keys on: rate_limit by consumer
+// gives each API key its own bucket.
+TEST_F(AuthFiltersTest, ConsumerFeedsRateLimit) {
+  auto gw = startGateway(*backend_, R"(
+      - name: api_key_auth
+        config: {keys: [{key: ka, consumer: alice}, {key: kb, consumer: bob}]}
+      - name: rate_limit
+        config: {rate: 1, per: hour, burst: 2, key: consumer})");
+  ASSERT_TRUE(gw->ready());
+  auto get = [&](const char* key) {
+    return httpGet(gw->port(), "/gateway/echo/x", {{"X-Api-Key", key}}).status;
+  };
+  EXPECT_EQ(get("ka"), 200);
+  EXPECT_EQ(get("ka"), 200);
+  EXPECT_EQ(get("ka"), 429) << "alice's bucket of 2 is empty";
+  EXPECT_EQ(get("kb"), 200) << "bob has his own bucket";
+  EXPECT_EQ(get("nope"), 401) << "refused before rate_limit";
+}
+
 // Bad credential files are refused when the config is loaded, with the config's file:line:col
 // and the credential file's own line.
 TEST_F(AuthFiltersTest, BadCredentialFilesAreRefusedAtValidate) {
