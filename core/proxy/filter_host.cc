@@ -119,6 +119,10 @@ void sendLocalReplyHeaders(sluice_stream* s, uint32_t status, sluice_str content
   toStream(s)->filterLocalReply(status, view(content_type), view(body), headers, header_count);
 }
 
+int setUpstreamPath(sluice_stream* s, sluice_str path) {
+  return toStream(s)->setUpstreamPath(view(path));
+}
+
 const sluice_filter_host_api kFilterHostApi = {
     sizeof(sluice_filter_host_api),
     &method,
@@ -145,6 +149,7 @@ const sluice_filter_host_api kFilterHostApi = {
     &bufferBody,
     &bodyReplace,
     &sendLocalReplyHeaders,
+    &setUpstreamPath,
 };
 
 }  // namespace

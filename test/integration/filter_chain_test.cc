@@ -365,6 +365,21 @@ TEST_F(FilterChainTest, FailureModeOpenGoesOnAndCountsTheError) {
   EXPECT_EQ(after, before + 7);
 }
 
+TEST_F(FilterChainTest, AFilterRewritesTheUpstreamPathButNotTheLoggedOne) {
+  Response r = get("/api/orig?key=secret", {{"X-Probe-Set-Path", "/api/clean?x=%41"}});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(upstreamHeader(r, "X-Probe-Path-Set"), "yes");
+  EXPECT_EQ(echoString(r.body, "path").value_or(""), "/api/clean?x=%41");
+  EXPECT_EQ(r.header("X-Probe-Late-Path"), "no");  // from a response hook: too late
+  std::vector<nlohmann::json> lines = waitForRequests(log_, "/api/orig?key=secret");
+  EXPECT_EQ(lines.size(), 1u);  // the access log keeps the client's target
+  for (const char* bad : {"no-slash", "/a b", "/a#frag", "/bad%4"}) {
+    Response refused = get("/api/kept", {{"X-Probe-Set-Path", bad}});
+    EXPECT_EQ(upstreamHeader(refused, "X-Probe-Path-Set"), "no") << bad;
+    EXPECT_EQ(echoString(refused.body, "path").value_or(""), "/api/kept") << bad;
+  }
+}
+
 TEST_F(FilterChainTest, ANamedRouteIsItsName) {
   Response r = get("/named/x", {{"X-Probe-Attrs", "1"}});
   ASSERT_EQ(r.status, 200);
