@@ -1,6 +1,10 @@
 #include "core/plugin/config_node.h"
 
+#include <unistd.h>
+
 #include <cstring>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 // The opaque node handle of the C ABI: one yaml-cpp node plus its children, listed the first
@@ -90,6 +94,24 @@ sluice_str keyAt(const sluice_config_node* n, size_t i) {
   return i < e.keys.size() ? text(e.keys[i]) : sluice_str{nullptr, 0};
 }
 
+std::string_view view(sluice_str s) {
+  return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.len);
+}
+
+size_t resolvePath(const sluice_config_node* n, sluice_str path, char* out, size_t capacity) {
+  if (n == nullptr || n->tree == nullptr || path.len == 0 || out == nullptr) return 0;
+  std::string r = n->tree->resolve(view(path));
+  if (r.empty() || r.size() + 1 > capacity) return 0;
+  std::memcpy(out, r.data(), r.size());
+  out[r.size()] = '\0';
+  return r.size();
+}
+
+int dependsOnFile(const sluice_config_node* n, sluice_str path) {
+  if (n == nullptr || n->tree == nullptr || path.len == 0) return -1;
+  return n->tree->addDependency(view(path)) ? 0 : -1;
+}
+
 const sluice_config_api kConfigApi = {
     sizeof(sluice_config_api),
     &nodeType,
@@ -102,13 +124,57 @@ const sluice_config_api kConfigApi = {
     },
     [](const sluice_config_node* n) { return position(n, true); },
     [](const sluice_config_node* n) { return position(n, false); },
+    &resolvePath,
+    &dependsOnFile,
 };
 
 }  // namespace
 
 const sluice_config_api* configApi() { return &kConfigApi; }
 
-ConfigTree::ConfigTree(const YAML::Node& root) {
+std::string ConfigTree::resolve(std::string_view path) const {
+  if (path.empty()) return {};
+  if (path[0] == '/') return std::string(path);
+  if (!base_dir_.empty()) return base_dir_ + std::string(path);
+  char cwd[4096];
+  if (getcwd(cwd, sizeof(cwd)) == nullptr) return std::string(path);
+  return std::string(cwd) + "/" + std::string(path);
+}
+
+bool ConfigTree::addDependency(std::string_view path) {
+  std::string resolved = resolve(path);
+  std::ifstream in(resolved, std::ios::binary);
+  if (!in) return false;
+  uint64_t h = 14695981039346656037ull;  // FNV-1a 64
+  char buf[8192];
+  while (in.read(buf, sizeof(buf)) || in.gcount() > 0) {
+    for (std::streamsize i = 0; i < in.gcount(); ++i) {
+      h ^= static_cast<unsigned char>(buf[i]);
+      h *= 1099511628211ull;
+    }
+  }
+  if (in.bad()) return false;
+  for (FileDependency& f : files_) {
+    if (f.path == resolved) {
+      f.digest = h;
+      return true;
+    }
+  }
+  files_.push_back(FileDependency{std::move(resolved), h});
+  return true;
+}
+
+ConfigTree::ConfigTree(const YAML::Node& root, const std::string& config_file) {
+  size_t slash = config_file.rfind('/');
+  if (slash != std::string::npos) {
+    base_dir_ = config_file.substr(0, slash + 1);
+  } else if (!config_file.empty()) {
+    base_dir_.clear();  // a config file in the current directory
+  }
+  if (!base_dir_.empty() && base_dir_[0] != '/') {
+    char cwd[4096];
+    if (getcwd(cwd, sizeof(cwd)) != nullptr) base_dir_ = std::string(cwd) + "/" + base_dir_;
+  }
   absent_ = make(YAML::Node());
   root_ = make(root);
 }

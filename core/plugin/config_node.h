@@ -4,7 +4,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "core/api/common.h"
@@ -18,9 +20,20 @@ const sluice_config_api* configApi();
 // Owns every node handle given to a plugin during one config_create call: the root and each
 // child the plugin looks up (created on demand, kept until the tree goes). Keeps `root` (and so
 // every scalar string handed out) alive. Positions are reported 1-based (yaml-cpp's are 0-based).
+// A file a config instance depends on (depends_on_file): its resolved path and the FNV-1a 64
+// digest of its content when the instance was made. A reload rebuilds the instance (instead of
+// keeping the running one) when a digest differs.
+struct FileDependency {
+  std::string path;
+  uint64_t digest = 0;
+  bool operator==(const FileDependency& o) const { return path == o.path && digest == o.digest; }
+};
+
 class ConfigTree {
  public:
-  explicit ConfigTree(const YAML::Node& root);
+  // `config_file`: the file the node came from (relative paths resolve against its directory;
+  // empty: the current directory).
+  explicit ConfigTree(const YAML::Node& root, const std::string& config_file = "");
   ~ConfigTree();
   ConfigTree(const ConfigTree&) = delete;
   ConfigTree& operator=(const ConfigTree&) = delete;
@@ -31,7 +44,14 @@ class ConfigTree {
   const sluice_config_node* make(const YAML::Node& node);
   const sluice_config_node* absent() const { return absent_; }
 
+  // resolve_path / depends_on_file (ABI 1.2).
+  std::string resolve(std::string_view path) const;
+  bool addDependency(std::string_view path);
+  std::vector<FileDependency> takeDependencies() { return std::move(files_); }
+
  private:
+  std::string base_dir_;  // with a trailing '/', or empty
+  std::vector<FileDependency> files_;
   std::vector<std::unique_ptr<sluice_config_node>> nodes_;
   const sluice_config_node* absent_ = nullptr;
   const sluice_config_node* root_ = nullptr;

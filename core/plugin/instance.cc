@@ -17,7 +17,7 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
   std::shared_ptr<Library> library = loader.load(ref, kind, error);
   if (library == nullptr) return nullptr;
   const Hooks* hooks = ((*library).*table)();
-  ConfigTree tree(ref.config);
+  ConfigTree tree(ref.config, ref.mark.file);
   char message[1024] = "";
   sluice_error err{message, sizeof(message), 0, 0};
   PluginMetrics metrics;
@@ -40,8 +40,10 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
              "): " + (message[0] != '\0' ? message : "refused its config (no reason given)");
     return nullptr;
   }
-  return std::make_shared<Instance<Hooks>>(std::move(library), hooks, config, ref.name,
-                                           std::move(metrics));
+  auto instance = std::make_shared<Instance<Hooks>>(std::move(library), hooks, config, ref.name,
+                                                    std::move(metrics));
+  instance->setFiles(tree.takeDependencies());
+  return instance;
 }
 
 }  // namespace

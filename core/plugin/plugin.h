@@ -14,6 +14,7 @@
 #include "core/api/discovery.h"
 #include "core/api/filter.h"
 #include "core/config/config.h"
+#include "core/plugin/config_node.h"
 #include "core/plugin/metrics.h"
 #include "core/stats/families.h"
 
@@ -195,6 +196,14 @@ class Instance {
   void* config() const { return config_; }
   const std::string& name() const { return name_; }
   const Library& library() const { return *library_; }
+  // The files its config_create declared (depends_on_file), with their digests then.
+  const std::vector<FileDependency>& files() const { return files_; }
+  void setFiles(std::vector<FileDependency> files) { files_ = std::move(files); }
+  // A reload may keep `old` running instead of this new instance: same plugin library, and the
+  // files it depends on have the same content.
+  bool sameInputsAs(const Instance& old) const {
+    return library_ == old.library_ && files_ == old.files_;
+  }
 
  private:
   std::shared_ptr<Library> library_;
@@ -202,6 +211,7 @@ class Instance {
   void* config_;
   std::string name_;
   PluginMetrics metrics_;
+  std::vector<FileDependency> files_;
   stats::Counter hook_errors_[std::size(kHookNames)];
 };
 

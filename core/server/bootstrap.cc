@@ -122,7 +122,8 @@ std::string clusterSettingsKey(const config::Cluster& c) {
 
 template <typename T>
 bool sameLibrary(const std::shared_ptr<T>& a, const std::shared_ptr<T>& b) {
-  return a != nullptr && b != nullptr && &a->library() == &b->library();
+  // Also the files the new instance depends on (depends_on_file): changed content rebuilds.
+  return a != nullptr && b != nullptr && b->sameInputsAs(*a);
 }
 
 void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Built* previous,

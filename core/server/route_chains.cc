@@ -126,7 +126,7 @@ std::vector<BuiltRouteChain> buildRouteChains(
         }
         bool same = true;
         for (size_t i = 0; i < entries.size(); ++i) {
-          same = same && &old.info->filters[i]->library() == &entries[i].filter->library();
+          same = same && entries[i].filter->sameInputsAs(*old.info->filters[i]);
         }
         if (same) info = old.info;
       }
