@@ -1,0 +1,199 @@
+// The path of a plugin author outside this repository, end to end: tools/install_sdk into a temp
+// prefix, the example filter (examples/slow_down) copied out of the tree and built there with
+// plain g++ and pkg-config (the one-line command of docs/writing-a-filter.md, and its Makefile),
+// then the .so named with `path:` in a config of the stock sluice binary: --validate accepts it
+// (and reports its config errors with file:line), and requests go through it: paced requests
+// are held by its timer and then proxied, early ones are answered 429 with Retry-After.
+#include <gtest/gtest.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+// Runs `script` with bash to completion (generous deadline: compiles on a loaded machine).
+// Returns the exit code; the output in *out.
+int runBash(const std::string& script, std::string* out,
+            const std::map<std::string, std::string>& env = {}) {
+  Process p({"/bin/bash", "-c", script}, env, "bash");
+  int code = p.waitExit(240000);
+  *out = p.output();
+  return code;
+}
+
+// Runs `sluice ARGS...` to completion.
+int runSluice(const std::vector<std::string>& args, std::string* out) {
+  std::vector<std::string> argv{runfile("core/sluice")};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Process p(argv);
+  int code = p.waitExit(30000);
+  *out = p.output();
+  return code;
+}
+
+class OutOfTreeTest : public ::testing::Test {
+ protected:
+  // Installs the SDK and builds the example twice out of the tree (once per suite).
+  static void SetUpTestSuite() {
+    root_ = uniqueTmpPath("oot");
+    std::string out;
+    std::string script =
+        "set -eux\n"
+        "root='" +
+        root_ +
+        "'\n"
+        "'" +
+        runfile("tools/install_sdk") +
+        "' --prefix \"$root/prefix\"\n"
+        "export PKG_CONFIG_PATH=\"$root/prefix/lib/pkgconfig\"\n"
+        "mkdir -p \"$root/gxx\" \"$root/make\"\n"
+        "for d in gxx make; do\n"
+        "  cp '" +
+        runfile("examples/slow_down/slow_down.cc") + "' '" +
+        runfile("examples/slow_down/Makefile") +
+        "' \"$root/$d/\"\n"
+        "done\n"
+        "cd \"$root/gxx\"\n"
+        "g++ $(pkg-config --cflags --libs sluice-plugin) -shared -fPIC -o libslow_down.so "
+        "slow_down.cc\n"
+        "make -C \"$root/make\"\n";
+    build_code_ = runBash(script, &build_log_);
+  }
+
+  void SetUp() override { ASSERT_EQ(build_code_, 0) << build_log_; }
+
+  static std::string plugin(const std::string& how = "gxx") {
+    return root_ + "/" + how + "/libslow_down.so";
+  }
+
+  static inline std::string root_;
+  static inline std::string build_log_;
+  static inline int build_code_ = -1;
+};
+
+TEST_F(OutOfTreeTest, BuiltSharedObjectExportsOnlyTheEntryPoint) {
+  for (const char* how : {"gxx", "make"}) {
+    std::string out;
+    ASSERT_EQ(runBash("nm -D --defined-only '" + plugin(how) + "' | awk '{ print $3 }'", &out), 0)
+        << out;
+    EXPECT_EQ(out, "sluice_plugin_entry\n") << how;
+  }
+}
+
+constexpr char kValidate[] = R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    filters:
+      - name: slow_down
+        path: ${SO}
+        config:
+          rate: ${RATE}
+routes:
+  - prefix: /
+    cluster: echo
+clusters:
+  - name: echo
+    endpoints: [127.0.0.1:9]
+)";
+
+TEST_F(OutOfTreeTest, StockBinaryValidatesAConfigNamingIt) {
+  for (const char* how : {"gxx", "make"}) {
+    TempConfig config(substitute(kValidate, {{"PLUGINS", pluginPathsYaml()},
+                                             {"PORT", std::to_string(freePort())},
+                                             {"SO", plugin(how)},
+                                             {"RATE", "5"}}));
+    std::string out;
+    EXPECT_EQ(runSluice({"--validate", "-c", config.path()}, &out), 0) << how << ": " << out;
+    EXPECT_NE(out.find("OK"), std::string::npos) << out;
+  }
+}
+
+TEST_F(OutOfTreeTest, ItsConfigErrorsNameTheFileAndLine) {
+  TempConfig config(substitute(kValidate, {{"PLUGINS", pluginPathsYaml()},
+                                           {"PORT", std::to_string(freePort())},
+                                           {"SO", plugin()},
+                                           {"RATE", "0"}}));
+  std::string out;
+  EXPECT_EQ(runSluice({"--validate", "-c", config.path()}, &out), 1) << out;
+  // "<file>:10:<col>: plugin slow_down: expected a rate ..." (rate: is on line 10).
+  EXPECT_NE(out.find(config.path() + ":10:"), std::string::npos) << out;
+  EXPECT_NE(out.find("slow_down"), std::string::npos) << out;
+  EXPECT_NE(out.find("expected a rate"), std::string::npos) << out;
+}
+
+// Two listeners with their own slow_down entry: `paced` holds early requests (one every 2 s, a
+// wait of up to 10 s), `strict` refuses them (one every 100 s, no wait).
+constexpr char kServe[] = R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: paced
+    address: 127.0.0.1:${PORT}
+    filters:
+      - name: slow_down
+        path: ${SO}
+        config: { rate: 0.5, max_delay_ms: 10000 }
+  - name: strict
+    address: 127.0.0.1:${PORT2}
+    filters:
+      - name: slow_down
+        path: ${SO}
+        config: { rate: 0.01, max_delay_ms: 0 }
+routes:
+  - prefix: /
+    cluster: echo
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)";
+
+TEST_F(OutOfTreeTest, RequestsGoThroughItsTimerAndItsLocalReply) {
+  EchoBackend backend("echo");
+  int port2 = freePort();
+  Gateway gateway(
+      kServe, {{"SO", plugin()}, {"BACKEND", backend.address()}, {"PORT2", std::to_string(port2)}});
+  ASSERT_TRUE(gateway.ready());
+  ASSERT_TRUE(gateway.process().waitForPort(port2, 15000)) << gateway.process().outputTail();
+
+  // Back to back on `paced`: the first passes at once; every later one within 2 s of the one
+  // before is held until its turn (the timer path) and then proxied. Three in a row cannot all
+  // be 2 s apart, so at least one is held, whatever the machine's load.
+  int held = 0;
+  for (int i = 0; i < 3; ++i) {
+    Response r = httpGet(gateway.port(), "/paced/" + std::to_string(i));
+    ASSERT_TRUE(r.complete) << r.error;
+    EXPECT_EQ(r.status, 200) << r.body;
+    EXPECT_EQ(echoString(r.body, "path"), "/paced/" + std::to_string(i)) << r.body;
+    std::string delay = r.header("X-Slow-Down-Delay-Ms");
+    if (!delay.empty()) {
+      EXPECT_GT(std::stoi(delay), 0);
+      EXPECT_LE(std::stoi(delay), 2000);
+      ++held;
+    }
+  }
+  EXPECT_GE(held, 1);
+
+  // On `strict` the second request is refused, with a JSON body and Retry-After (~100 s), and
+  // the keep-alive connection stays usable.
+  Response first = httpGet(port2, "/strict");
+  ASSERT_TRUE(first.complete) << first.error;
+  EXPECT_EQ(first.status, 200);
+  Response second = httpGet(port2, "/strict");
+  ASSERT_TRUE(second.complete) << second.error;
+  EXPECT_EQ(second.status, 429) << second.body;
+  EXPECT_EQ(second.header("Content-Type"), "application/json");
+  int retry_after =
+      second.header("Retry-After").empty() ? 0 : std::stoi(second.header("Retry-After"));
+  EXPECT_GE(retry_after, 50);
+  EXPECT_LE(retry_after, 100);
+  EXPECT_NE(second.body.find("\"status\":429"), std::string::npos) << second.body;
+}
+
+}  // namespace
+}  // namespace sluice::test
