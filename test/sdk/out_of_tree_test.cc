@@ -6,6 +6,7 @@
 // are held by its timer and then proxied, early ones are answered 429 with Retry-After.
 #include <gtest/gtest.h>
 
+#include <iostream>
 #include <map>
 #include <memory>
 #include <string>
@@ -61,12 +62,24 @@ class OutOfTreeTest : public ::testing::Test {
         "cd \"$root/gxx\"\n"
         "g++ $(pkg-config --cflags --libs sluice-plugin) -shared -fPIC -o libslow_down.so "
         "slow_down.cc\n"
-        "make -C \"$root/make\"\n";
+        "make -C \"$root/make\"\n"
+        // The same Makefile with clang++ where it is installed (a user's other compiler).
+        "if command -v clang++ >/dev/null; then\n"
+        "  mkdir -p \"$root/clang\" && cp \"$root/make/slow_down.cc\" \"$root/make/Makefile\" "
+        "\"$root/clang/\"\n"
+        "  make -C \"$root/clang\" CXX=clang++\n"
+        "fi\n";
     build_code_ = runBash(script, &build_log_);
   }
 
   void SetUp() override { ASSERT_EQ(build_code_, 0) << build_log_; }
 
+  // The builds made: g++ by hand, make (g++), and make with clang++ when it is installed.
+  static std::vector<std::string> builds() {
+    std::vector<std::string> out{"gxx", "make"};
+    if (!readFile(plugin("clang")).empty()) out.push_back("clang");
+    return out;
+  }
   static std::string plugin(const std::string& how = "gxx") {
     return root_ + "/" + how + "/libslow_down.so";
   }
@@ -77,7 +90,8 @@ class OutOfTreeTest : public ::testing::Test {
 };
 
 TEST_F(OutOfTreeTest, BuiltSharedObjectExportsOnlyTheEntryPoint) {
-  for (const char* how : {"gxx", "make"}) {
+  for (const std::string& how : builds()) {
+    std::cout << "built with: " << how << "\n";
     std::string out;
     ASSERT_EQ(runBash("nm -D --defined-only '" + plugin(how) + "' | awk '{ print $3 }'", &out), 0)
         << out;
@@ -104,7 +118,7 @@ clusters:
 )";
 
 TEST_F(OutOfTreeTest, StockBinaryValidatesAConfigNamingIt) {
-  for (const char* how : {"gxx", "make"}) {
+  for (const std::string& how : builds()) {
     TempConfig config(substitute(kValidate, {{"PLUGINS", pluginPathsYaml()},
                                              {"PORT", std::to_string(freePort())},
                                              {"SO", plugin(how)},
