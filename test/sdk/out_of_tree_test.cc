@@ -193,8 +193,8 @@ TEST_F(OutOfTreeTest, RequestsGoThroughItsTimerAndItsLocalReply) {
   }
   EXPECT_GE(held, 1);
 
-  // On `strict` the second request is refused, with a JSON body and Retry-After (~100 s), and
-  // the keep-alive connection stays usable.
+  // On `strict` the second request is refused, with a JSON body and Retry-After (~100 s: the
+  // caller's next turn).
   Response first = httpGet(port2, "/strict");
   ASSERT_TRUE(first.complete) << first.error;
   EXPECT_EQ(first.status, 200);
