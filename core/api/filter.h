@@ -41,16 +41,22 @@ typedef struct sluice_stream sluice_stream;
  *             reply) later, from the stream's worker thread, e.g. from a timer or a post. Valid
  *             from every data hook (headers and body, both directions). While paused, data of
  *             that direction that arrives is held by the host (flow control stops reading when
- *             it holds more than its buffer limit) and given to the next filter after resume().
- *             Nothing of that direction passes the paused filter: a request paused in its
- *             headers is not routed and nothing goes upstream.
+ *             it holds more than 256 KiB) and goes through the chain from its first filter, in
+ *             order, once the paused piece went on after resume(). Nothing of that direction
+ *             passes the paused filter: a request paused in its headers is not sent upstream.
+ *             resume() from inside a hook only affects that hook (its PAUSE reads as CONTINUE);
+ *             from a timer it resumes what that timer's filter paused.
  *   ERROR     the filter failed (ABI 1.2): the host applies the filter entry's `failure_mode`:
  *             `open` counts the error and goes on as with CONTINUE; `closed` (the default)
  *             answers 500 (request hooks, and response hooks before a byte went downstream) or
  *             resets the downstream connection. The SDK returns it when a hook throws.
  *
  * A local reply sent during a hook wins over the status the hook returns (it is read as STOP).
- * Any other value is read as ERROR. Hooks never run again for a stream after it stopped. */
+ * Any other value is read as ERROR. Hooks of a direction never run again after it stopped; a
+ * local reply's headers still pass every filter's on_response_headers once (not the body
+ * hooks). A local reply from a filter keeps the downstream connection when the request was read
+ * completely, or at most 64 KiB of a Content-Length body is left (read and discarded).
+ * The precise run-time rules: core/proxy/filter_manager.h. */
 typedef uint32_t sluice_filter_status;
 #define SLUICE_FILTER_CONTINUE 0u
 #define SLUICE_FILTER_STOP 1u

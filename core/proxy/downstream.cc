@@ -149,7 +149,15 @@ void DownstreamConnection::processInput() {
       badRequest(parser_.errorStatus(), parser_.errorReason());
       return;
     }
-    if (r == http::Parser::Result::kPaused) parser_paused_ = true;
+    if (r == http::Parser::Result::kPaused) {
+      parser_paused_ = true;
+      if (stream_ == nullptr && state_ == State::kActive) {
+        // The message's stream already finished (a local reply sent before the request was read
+        // completely, then the rest read and discarded): the next request may be parsed now.
+        parser_paused_ = false;
+        parser_.resume();
+      }
+    }
     transport_->resumeIfDrained();
     if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.

@@ -1,6 +1,7 @@
 // The filter host API: C entry points that plugins call, backed by Stream.
 #include "core/http/headers.h"
 #include "core/proxy/stream.h"
+#include "core/proxy/stream_registry.h"
 
 namespace sluice::proxy {
 namespace {
@@ -56,12 +57,65 @@ size_t headerRemove(sluice_stream* s, sluice_header_map m, sluice_str name) {
 }
 
 void sendLocalReply(sluice_stream* s, uint32_t status, sluice_str content_type, sluice_str body) {
-  toStream(s)->filterLocalReply(status, view(content_type), view(body));
+  toStream(s)->filterLocalReply(status, view(content_type), view(body), nullptr, 0);
 }
 
-void resume(sluice_stream* s) { toStream(s)->filterResume(); }
+void resume(sluice_stream* s) { toStream(s)->filters().resume(); }
 
 uint32_t workerIndex(const sluice_stream* s) { return toStream(s)->workerIndex(); }
+
+// ---- ABI 1.2
+
+uint64_t timerArm(sluice_stream* s, uint64_t delay_ms, sluice_timer_fn fn, void* arg) {
+  return toStream(s)->filters().armTimer(delay_ms, fn, arg);
+}
+
+int timerCancel(sluice_stream* s, uint64_t id) { return toStream(s)->filters().cancelTimer(id); }
+
+sluice_stream_ref streamRef(const sluice_stream* s) { return toStream(s)->ref(); }
+
+int post(sluice_stream_ref ref, sluice_post_fn fn, void* arg) {
+  return StreamRegistry::post(ref, fn, arg);
+}
+
+int contextSet(sluice_stream* s, sluice_str key, sluice_str value) {
+  return toStream(s)->contextSet(view(key), view(value));
+}
+
+sluice_str contextGet(const sluice_stream* s, sluice_str key) {
+  const std::string* v = toStream(s)->contextGet(view(key));
+  return v == nullptr ? sluice_str{nullptr, 0} : cstr(*v);
+}
+
+sluice_str attribute(const sluice_stream* s, sluice_attribute attr) {
+  std::string_view v = toStream(s)->attribute(attr);
+  return v.data() == nullptr ? sluice_str{nullptr, 0} : sluice_str{v.data(), v.size()};
+}
+
+uint64_t startTimeUs(const sluice_stream* s, sluice_clock clock) {
+  return toStream(s)->startTimeUs(clock);
+}
+
+FilterDir dirOf(sluice_body_dir d) {
+  return d == SLUICE_BODY_RESPONSE ? FilterDir::kResponse : FilterDir::kRequest;
+}
+
+int bufferBody(sluice_stream* s, sluice_body_dir dir, uint64_t max_bytes,
+               uint32_t over_limit_status) {
+  if (dir != SLUICE_BODY_REQUEST && dir != SLUICE_BODY_RESPONSE) return -1;
+  return toStream(s)->filters().bufferBody(dirOf(dir), max_bytes, over_limit_status);
+}
+
+int bodyReplace(sluice_stream* s, sluice_body_dir dir, sluice_str data) {
+  if (dir != SLUICE_BODY_REQUEST && dir != SLUICE_BODY_RESPONSE) return -1;
+  return toStream(s)->filters().bodyReplace(dirOf(dir), view(data));
+}
+
+void sendLocalReplyHeaders(sluice_stream* s, uint32_t status, sluice_str content_type,
+                           sluice_str body, const sluice_header_field* headers,
+                           size_t header_count) {
+  toStream(s)->filterLocalReply(status, view(content_type), view(body), headers, header_count);
+}
 
 const sluice_filter_host_api kFilterHostApi = {
     sizeof(sluice_filter_host_api),
@@ -78,6 +132,17 @@ const sluice_filter_host_api kFilterHostApi = {
     &sendLocalReply,
     &resume,
     &workerIndex,
+    &timerArm,
+    &timerCancel,
+    &streamRef,
+    &post,
+    &contextSet,
+    &contextGet,
+    &attribute,
+    &startTimeUs,
+    &bufferBody,
+    &bodyReplace,
+    &sendLocalReplyHeaders,
 };
 
 }  // namespace

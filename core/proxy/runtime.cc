@@ -37,7 +37,8 @@ std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Rou
   return shared_from_this();
 }
 
-WorkerRuntime::WorkerRuntime(event::Worker& worker) : worker_(worker), pool_(worker) {}
+WorkerRuntime::WorkerRuntime(event::Worker& worker)
+    : worker_(worker), pool_(worker), streams_(worker) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);

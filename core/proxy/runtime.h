@@ -15,6 +15,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/stream_registry.h"
 #include "core/tls/server_context.h"
 #include "core/stats/families.h"
 #include "core/upstream/cluster.h"
@@ -105,6 +106,10 @@ class WorkerRuntime {
   void applyListeners(const std::vector<ListenerUpdate>& updates);
   void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
   const config::Config& routes() const { return *routes_->config; }
+  // The current table itself (a stream holds it while its matched route is in use).
+  std::shared_ptr<const RouteTable> routeTable() const { return routes_; }
+  // This worker's live streams, for post() from other threads (filter ABI 1.2).
+  StreamRegistry& streams() { return streams_; }
 
   // Adds or replaces a cluster (a new balancer instance when the ClusterInfo differs). `queue`:
   // the cluster's wait queue (max_requests_per_host), the same object on every worker.
@@ -136,6 +141,7 @@ class WorkerRuntime {
 
   event::Worker& worker_;
   upstream::ConnPool pool_;
+  StreamRegistry streams_;
   std::shared_ptr<const RouteTable> routes_;
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;

@@ -59,7 +59,11 @@ bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
 
 Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
                std::shared_ptr<WorkerFilterChain> chain)
-    : conn_(conn), runtime_(runtime), chain_(std::move(chain)), pending_(evbuffer_new()) {
+    : conn_(conn),
+      runtime_(runtime),
+      chain_(std::move(chain)),
+      fm_(*this, runtime.worker().base(), handle()),
+      pending_(evbuffer_new()) {
   info_.start_unix_us = wallClockUs();
   info_.start_mono_us = internal::nowUs();
   info_.client_address = conn_.clientAddress();
@@ -75,13 +79,7 @@ Stream::~Stream() {
   releaseResilience();
   if (replay_ != nullptr) evbuffer_free(replay_);
   callOnLog();
-  for (size_t i = 0; i < filters_created_; ++i) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.stream_create != nullptr && hooks.stream_destroy != nullptr &&
-        filter_self_[i] != nullptr) {
-      hooks.stream_destroy(filter_self_[i]);
-    }
-  }
+  fm_.destroyFilters();
   evbuffer_free(pending_);
 }
 
@@ -153,116 +151,62 @@ void Stream::onRequestHead(http::MessageHead& head) {
   h.set("X-Forwarded-For", xff);
   h.set("X-Forwarded-Proto", conn_.secure() ? "https" : "http");
 
-  // Filters: one `self` per filter, made now so every hook (and on_log) has it.
-  size_t n = chain_->size();
-  filter_self_.assign(n, nullptr);
-  for (size_t i = 0; i < n; ++i) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.stream_create != nullptr) {
-      filter_self_[i] = hooks.stream_create(chain_->worker(i), handle());
-      if (filter_self_[i] == nullptr) {
-        filters_created_ = i;
-        chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
-        gatewayError(500, "filter '" + chain_->name(i) + "' failed to start");
-        return;
-      }
-    } else {
-      filter_self_[i] = chain_->worker(i);
-      if (filter_self_[i] == nullptr) {
-        filters_created_ = i;
-        gatewayError(500, "filter '" + chain_->name(i) + "' has no worker instance");
-        return;
-      }
-    }
-    filters_created_ = i + 1;
-  }
-  runRequestFilters(0);
-}
-
-void Stream::runRequestFilters(size_t from) {
-  const bool end_stream = request_.framing == http::Framing::kNone;
-  for (size_t i = from; i < chain_->size(); ++i) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_request_headers == nullptr) continue;
-    ++hook_depth_;
-    sluice_filter_status st =
-        hooks.on_request_headers(filter_self_[i], handle(), end_stream ? 1 : 0);
-    --hook_depth_;
-    if (finished_) return;
-    if (st == SLUICE_FILTER_STOP || filter_reply_pending_) {
-      if (filter_reply_pending_) {
-        filter_reply_pending_ = false;
-        info_.local_reply_filter = chain_->name(i);
-        sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
-                       !request_complete_ && request_.framing != http::Framing::kNone);
-      } else {
-        chain_->info().filters[i]->hookFailed(plugin::Hook::kStopWithoutReply);
-        gatewayError(500, "filter '" + chain_->name(i) + "' stopped without a reply");
-      }
-      return;
-    }
-    if (st == SLUICE_FILTER_PAUSE) {
-      paused_at_ = i;
-      return;
-    }
-  }
-  paused_at_ = SIZE_MAX;
-  routeAndForward();
-}
-
-void Stream::routeAndForward() {
-  // Routing comes after the request filters (as Envoy's router is the last filter): an
-  // unauthenticated or rate-limited client learns nothing about which clusters exist, and
-  // routing errors pass the response filters like any reply (request ids, added headers).
-  const ListenerInfo& li = chain_->info();
-  RouteResult route_result;
-  std::string why;
-  if (!route(runtime_.routes(), li.config, request_.target, &route_result, &why)) {
-    info_.setFlag(kNoRoute);
-    gatewayError(404, why);
+  // The route is matched before the filters (by path, which they cannot change), so they see
+  // its name and cluster, and the route may bring a chain of its own. A request no route
+  // matches still runs the listener's chain and is answered 404 after it (an unauthenticated
+  // client learns nothing about the routes), through the response filters like any reply.
+  routeRequest();
+  ref_ = runtime_.streams().add(this);
+  std::string failed;
+  if (!fm_.createFilters(chain_->forRoute(routed_ ? route_result_.route : nullptr), &failed)) {
+    gatewayError(500, "filter '" + failed + "' failed to start");
     return;
   }
-  cluster_ = runtime_.cluster(route_result.cluster);
+  fm_.decodeHeaders(request_.framing == http::Framing::kNone);
+}
+
+void Stream::routeRequest() {
+  route_table_ = runtime_.routeTable();
+  routed_ = route(*route_table_->config, chain_->info().config, request_.target, &route_result_,
+                  &route_error_);
+  if (!routed_) return;
+  upstream_path_ = route_result_.upstream_path;
+  if (route_result_.route != nullptr) {
+    route_name_ =
+        route_result_.route->name.empty() ? route_result_.route->prefix : route_result_.route->name;
+  } else {
+    route_name_ = "/" + route_result_.cluster;  // first-segment routing: the segment's prefix
+  }
+}
+
+void Stream::onDecodedHeaders() {
+  if (!routed_) {
+    info_.setFlag(kNoRoute);
+    gatewayError(404, route_error_);
+    return;
+  }
+  cluster_ = runtime_.cluster(route_result_.cluster);
   if (cluster_ == nullptr) {
     info_.setFlag(kNoRoute);
-    gatewayError(404, "no cluster '" + route_result.cluster + "' for this path");
+    gatewayError(404, "no cluster '" + route_result_.cluster + "' for this path");
     return;
   }
   info_.cluster = cluster_->name();
-  upstream_path_ = std::move(route_result.upstream_path);
-  if (!request_.headers.has("host")) request_.headers.add("Host", route_result.cluster);
-  if (!admitRequest(route_result.route)) return;
+  if (!request_.headers.has("host")) request_.headers.add("Host", route_result_.cluster);
+  if (!admitRequest(route_result_.route)) return;
   forwardUpstream();
 }
 
-void Stream::filterResume() {
-  if (paused_at_ == SIZE_MAX || finished_) return;
-  size_t next = paused_at_ + 1;
-  paused_at_ = SIZE_MAX;
-  runRequestFilters(next);
-}
-
-void Stream::filterLocalReply(uint32_t status, std::string_view content_type,
-                              std::string_view body) {
-  if (finished_ || response_started_) return;
-  if (status < 200 || status > 599) status = 500;
-  if (hook_depth_ > 0) {
-    // Inside a hook: sent when the hook returns.
-    filter_reply_pending_ = true;
-    filter_reply_status_ = status;
-    filter_reply_type_ = std::string(content_type);
-    filter_reply_body_ = std::string(body);
-    return;
+void Stream::onRequestBuffering() {
+  // The headers wait for the whole body: a client that sent Expect: 100-continue waits for us.
+  if (expect_continue_ && !request_complete_ && !sent_continue_) {
+    evbuffer_add(conn_.output(), "HTTP/1.1 100 Continue\r\n\r\n", 25);
+    sent_continue_ = true;
   }
-  // Outside any hook (a paused filter answering later): the reply replaces resume().
-  if (paused_at_ < chain_->size()) info_.local_reply_filter = chain_->name(paused_at_);
-  paused_at_ = SIZE_MAX;
-  sendLocalReply(status, content_type, std::string(body),
-                 !request_complete_ && request_.framing != http::Framing::kNone);
 }
 
 void Stream::forwardUpstream() {
-  if (expect_continue_ && !request_complete_) {
+  if (expect_continue_ && !request_complete_ && !sent_continue_) {
     evbuffer_add(conn_.output(), "HTTP/1.1 100 Continue\r\n\r\n", 25);
     sent_continue_ = true;
   }
@@ -286,40 +230,40 @@ void Stream::forwardUpstream() {
 void Stream::onRequestBody(const char* data, size_t len) {
   info_.bytes_in += len;
   if (finished_ || response_complete_) return;  // replying locally: the body is dropped
-  for (size_t i = 0; i < filters_created_; ++i) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_request_body == nullptr) continue;
-    ++hook_depth_;
-    sluice_filter_status st = hooks.on_request_body(filter_self_[i], handle(), data, len, 0);
-    --hook_depth_;
-    if (st == SLUICE_FILTER_STOP || filter_reply_pending_) {
-      if (filter_reply_pending_) {
-        filter_reply_pending_ = false;
-        info_.local_reply_filter = chain_->name(i);
-        sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_),
-                       true);
-      } else {
-        gatewayError(500, "filter '" + chain_->name(i) + "' stopped the request body");
-      }
-      return;
-    }
-  }
+  fm_.decodeData(data, len, false);
+}
+
+void Stream::onDecodedData(const char* data, size_t len, bool end) {
   evbuffer* sink = requestSink();
-  if (request_.framing == http::Framing::kChunked) {
-    http::writeChunk(sink, data, len);
-  } else {
-    evbuffer_add(sink, data, len);
-  }
-  if (replay_ != nullptr && replay_ok_) {
-    // Kept for a resend while it fits (retry_policy.max_body_bytes).
-    if (evbuffer_get_length(replay_) + len > cluster_->info().config.retry_policy.max_body_bytes) {
-      replay_ok_ = false;
-      evbuffer_drain(replay_, evbuffer_get_length(replay_));
-    } else if (request_.framing == http::Framing::kChunked) {
-      http::writeChunk(replay_, data, len);
+  if (len > 0) {
+    if (request_.framing == http::Framing::kChunked) {
+      http::writeChunk(sink, data, len);
     } else {
-      evbuffer_add(replay_, data, len);
+      evbuffer_add(sink, data, len);
     }
+    if (replay_ != nullptr && replay_ok_) {
+      // Kept for a resend while it fits (retry_policy.max_body_bytes).
+      if (evbuffer_get_length(replay_) + len >
+          cluster_->info().config.retry_policy.max_body_bytes) {
+        replay_ok_ = false;
+        evbuffer_drain(replay_, evbuffer_get_length(replay_));
+      } else if (request_.framing == http::Framing::kChunked) {
+        http::writeChunk(replay_, data, len);
+      } else {
+        evbuffer_add(replay_, data, len);
+      }
+    }
+  }
+  if (end) {
+    request_sent_end_ = true;
+    if (request_.framing == http::Framing::kChunked) {
+      http::writeLastChunk(sink);
+      if (replay_ != nullptr && replay_ok_) http::writeLastChunk(replay_);
+    }
+    if (upstream_ != nullptr && upstream_->connected() && sent_upstream_) {
+      upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
+    }
+    return;
   }
   if (evbuffer_get_length(sink) > kHighWatermark && !request_paused_) {
     request_paused_ = true;
@@ -335,22 +279,8 @@ void Stream::onRequestBody(const char* data, size_t len) {
 void Stream::onRequestComplete() {
   request_complete_ = true;
   if (finished_) return;
-  if (request_.framing != http::Framing::kNone && !response_complete_) {
-    for (size_t i = 0; i < filters_created_; ++i) {
-      const auto& hooks = chain_->hooks(i);
-      if (hooks.on_request_body != nullptr) {
-        hooks.on_request_body(filter_self_[i], handle(), "", 0, 1);
-      }
-    }
-  }
-  if (request_.framing == http::Framing::kChunked && !response_complete_) {
-    http::writeLastChunk(requestSink());
-    if (replay_ != nullptr && replay_ok_) http::writeLastChunk(replay_);
-  }
-  if (upstream_ != nullptr && upstream_->connected() && sent_upstream_) {
-    upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
-  }
-  if (response_complete_) finish(close_after_);
+  if (!response_complete_) fm_.decodeData("", 0, true);
+  if (response_complete_ && !finished_) finish(close_after_);
 }
 
 void Stream::finish(bool close) {
@@ -367,9 +297,9 @@ void Stream::finish(bool close) {
 void Stream::callOnLog() {
   if (logged_) return;
   logged_ = true;
-  for (size_t i = 0; i < filters_created_; ++i) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_log != nullptr) hooks.on_log(filter_self_[i], handle());
+  fm_.log();  // the stream ended: timers cancelled, then every filter's on_log
+  if (ref_ != 0) {
+    runtime_.streams().remove(ref_);  // posts from now on get NULL
   }
   logAccess();
 }

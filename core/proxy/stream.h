@@ -15,7 +15,9 @@
 #include "core/api/filter.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
+#include "core/proxy/filter_manager.h"
 #include "core/proxy/request_info.h"
+#include "core/proxy/router.h"
 #include "core/proxy/runtime.h"
 #include "core/proxy/tunnel.h"
 #include "core/upstream/connection.h"
@@ -27,7 +29,8 @@ class DownstreamConnection;
 
 class Stream : public event::Deletable,
                private upstream::UpstreamCallbacks,
-               private upstream::WaitTicket::Waiter {
+               private upstream::WaitTicket::Waiter,
+               private FilterManagerCallbacks {
  public:
   Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
          std::shared_ptr<WorkerFilterChain> chain);
@@ -55,20 +58,41 @@ class Stream : public event::Deletable,
   // (status 101, bytes each way) and writes the line. The connection closes next.
   void onTunnelEnd(const Tunnel::Result& result);
 
-  // --- for the filter host API (core/proxy/filter_host.cc) ---
+  // --- for the filter host API (core/proxy/filter_host.cc); worker thread ---
   const http::MessageHead& request() const { return request_; }
   http::HeaderMap& headers(sluice_header_map map);
   const std::string& originalTarget() const { return original_target_; }
   const std::string& clientAddress() const;
   uint32_t responseStatus() const { return response_.status; }
   uint32_t workerIndex() const;
-  void filterLocalReply(uint32_t status, std::string_view content_type, std::string_view body);
-  void filterResume();
+  FilterManager& filters() { return fm_; }
+  // send_local_reply_headers: drops (and logs) invalid and framing/hop-by-hop fields.
+  void filterLocalReply(uint32_t status, std::string_view content_type, std::string_view body,
+                        const sluice_header_field* headers, size_t count);
+  sluice_stream_ref ref() const { return ref_; }
+  // A post() for this stream reached its worker (StreamRegistry).
+  void runPosted(sluice_post_fn fn, void* arg) { fm_.runPosted(fn, arg); }
+  // The request context (limits in core/api/filter.h). -1 when refused.
+  int contextSet(std::string_view key, std::string_view value);
+  const std::string* contextGet(std::string_view key) const;
+  // An attribute's value; empty view with data() == nullptr when absent.
+  std::string_view attribute(sluice_attribute attr) const;
+  uint64_t startTimeUs(sluice_clock clock) const;
 
  private:
+  // FilterManagerCallbacks (stream_filters.cc).
+  void onDecodedHeaders() override;  // route and forward
+  void onDecodedData(const char* data, size_t len, bool end) override;
+  void onEncodedHeaders() override;
+  void onEncodedData(const char* data, size_t len, bool end) override;
+  void onFilterReply(FilterReply reply, size_t filter, bool filtered) override;
+  void onBodyReplaced(FilterDir dir, uint64_t len) override;
+  void onRequestBuffering() override;
+  void onHolding(FilterDir dir, bool above) override;
+  void onFilterOutcome(size_t filter, Outcome outcome, uint64_t elapsed_ns) override;
+
   // Request phases.
-  void runRequestFilters(size_t from);
-  void routeAndForward();
+  void routeRequest();
   void forwardUpstream();
   void startAttempt();
   void flushPending();
@@ -125,10 +149,16 @@ class Stream : public event::Deletable,
   // 101 answer.
   void prepareUpgrade();
   int onSwitchingProtocols(http::MessageHead& head);
+  void writeSwitchingHead();  // the 101 passed the response filters
   // Response phases.
   void writeResponseHead();
-  bool runResponseHeaderFilters();
   void sendLocalReply(uint32_t status, std::string_view content_type, std::string body, bool close);
+  // A local reply: `filtered` passes the response header hooks first (request-phase replies);
+  // otherwise it replaces the response as it is.
+  void sendReply(FilterReply reply, bool close, bool filtered);
+  void writeLocalReply();
+  // Whether a filter's local reply must close the connection (request not read completely).
+  bool replyMustClose() const;
   void gatewayError(uint32_t status, std::string_view detail);
   void finish(bool close);
   void callOnLog();
@@ -148,11 +178,17 @@ class Stream : public event::Deletable,
 
   DownstreamConnection& conn_;
   WorkerRuntime& runtime_;
-  std::shared_ptr<WorkerFilterChain> chain_;
-  std::vector<void*> filter_self_;  // per-filter `self` (stream state or worker instance)
-  size_t filters_created_ = 0;
-  size_t paused_at_ = SIZE_MAX;
-  int hook_depth_ = 0;  // > 0 while a filter hook runs
+  std::shared_ptr<WorkerFilterChain> chain_;  // the listener's chain (its info(), stats, logs)
+  FilterManager fm_;                          // runs the request's chain (chain_->forRoute())
+  sluice_stream_ref ref_ = 0;                 // in runtime_.streams() while registered
+  std::vector<std::pair<std::string, std::string>> context_;  // the request context
+
+  // Routing, done before the filters run (by path, which filters cannot change).
+  std::shared_ptr<const RouteTable> route_table_;  // keeps route_result_.route valid
+  bool routed_ = false;
+  RouteResult route_result_;
+  std::string route_error_;  // why no route matched (404 after the request filters)
+  std::string route_name_;   // the route's name, its prefix, or "/<cluster>" (segment routing)
 
   http::MessageHead request_;
   std::string original_target_;
@@ -188,9 +224,11 @@ class Stream : public event::Deletable,
   uint32_t retry_status_ = 0;        // the 5xx a retry discarded; answered if later tries fail
   ::event* backoff_timer_ = nullptr;
   ::event* request_timer_ = nullptr;
-  evbuffer* pending_ = nullptr;  // request bytes waiting for a connected upstream
-  bool sent_upstream_ = false;   // some request bytes went to an upstream connection
-  bool request_paused_ = false;  // downstream reading paused for backpressure
+  evbuffer* pending_ = nullptr;    // request bytes waiting for a connected upstream
+  bool sent_upstream_ = false;     // some request bytes went to an upstream connection
+  bool request_paused_ = false;    // downstream reading paused for backpressure
+  bool hold_request_ = false;      // downstream reading paused: a paused filter holds the body
+  bool request_sent_end_ = false;  // the whole request (as filtered) went to the sink
   // Waiting for a host with room (max_requests_per_host); see stream_queue.cc.
   std::shared_ptr<upstream::WaitQueue> queue_;          // the queue the ticket is in
   std::shared_ptr<upstream::WaitTicket> queue_ticket_;  // set while queued or a turn is due
@@ -204,6 +242,8 @@ class Stream : public event::Deletable,
   bool response_complete_ = false;
   bool rechunk_ = false;          // upstream body re-framed as chunked downstream
   bool response_paused_ = false;  // upstream reading paused for backpressure
+  bool hold_response_ = false;    // upstream reading paused: a paused filter holds the body
+  bool upgrade_head_ = false;     // the 101 is in the response filters
   bool close_after_ = false;
   bool sent_continue_ = false;
   uint32_t retry_after_s_ = 0;  // a local reply carries Retry-After (seconds) when > 0
@@ -211,11 +251,10 @@ class Stream : public event::Deletable,
   bool request_complete_ = false;
   bool finished_ = false;
   bool logged_ = false;
-  // A filter's local reply waiting to be sent when its hook returns.
-  bool filter_reply_pending_ = false;
-  uint32_t filter_reply_status_ = 0;
-  std::string filter_reply_type_;
-  std::string filter_reply_body_;
+  // The local reply in the response filters (written when its headers passed them).
+  bool local_reply_ = false;
+  bool local_close_ = false;
+  std::string local_body_;
 
   // What the access log reports, filled as the request goes (request_info.h).
   RequestInfo info_;

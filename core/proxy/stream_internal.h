@@ -17,6 +17,9 @@ namespace sluice::proxy::internal {
 // resume when they fall under kLowWatermark (the write callbacks' watermark).
 constexpr size_t kHighWatermark = 256 * 1024;
 constexpr size_t kLowWatermark = 64 * 1024;
+// A local reply sent before the request body was read keeps the connection when at most this
+// much body is still to come (it is read and discarded); more, or a chunked body, closes it.
+constexpr uint64_t kMaxDiscardBytes = 64 * 1024;
 
 inline uint64_t nowUs() {
   timespec ts{};

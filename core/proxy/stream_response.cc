@@ -54,8 +54,7 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
   response_.content_length = head.content_length;
   response_.keep_alive = head.keep_alive;
   http::stripHopByHop(response_.headers);
-  if (!runResponseHeaderFilters()) return head_request_ ? 1 : 0;
-  writeResponseHead();
+  fm_.encodeHeaders(response_.framing == http::Framing::kNone || head_request_, false);
   return head_request_ ? 1 : 0;
 }
 
@@ -70,27 +69,6 @@ bool Stream::retryOnStatus(uint32_t status) {
                      : status == 503 ? stats::ClusterStats::kRetry503
                                      : stats::ClusterStats::kRetry504;
   return tryRetry(reason, true);  // the upstream answered: it saw the request
-}
-
-bool Stream::runResponseHeaderFilters() {
-  const bool end_stream = response_.framing == http::Framing::kNone || head_request_;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_headers == nullptr) continue;
-    ++hook_depth_;
-    sluice_filter_status st = hooks.on_response_headers(filter_self_[i], handle(), end_stream);
-    --hook_depth_;
-    if (st == SLUICE_FILTER_STOP && filter_reply_pending_ && upstream_ != nullptr) {
-      // Replace the upstream response by the filter's reply; that connection is mid-message.
-      filter_reply_pending_ = false;
-      info_.local_reply_filter = chain_->name(i);
-      dropUpstream();
-      sendLocalReply(filter_reply_status_, filter_reply_type_, std::move(filter_reply_body_), true);
-      return false;
-    }
-  }
-  filter_reply_pending_ = false;
-  return true;
 }
 
 void Stream::writeResponseHead() {
@@ -118,21 +96,24 @@ void Stream::writeResponseHead() {
 
 void Stream::onUpstreamBody(const char* data, size_t len) {
   if (finished_) return;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_body != nullptr &&
-        hooks.on_response_body(filter_self_[i], handle(), data, len, 0) == SLUICE_FILTER_STOP) {
-      info_.setFlag(kResponseTruncated);
-      conn_.abort();
-      return;
+  fm_.encodeData(data, len, false);
+}
+
+void Stream::onEncodedData(const char* data, size_t len, bool end) {
+  evbuffer* out = conn_.output();
+  if (len > 0) {
+    info_.bytes_out += len;
+    if (rechunk_) {
+      http::writeChunk(out, data, len);
+    } else {
+      evbuffer_add(out, data, len);
     }
   }
-  info_.bytes_out += len;
-  evbuffer* out = conn_.output();
-  if (rechunk_) {
-    http::writeChunk(out, data, len);
-  } else {
-    evbuffer_add(out, data, len);
+  if (end) {
+    if (rechunk_) http::writeLastChunk(out);
+    response_complete_ = true;
+    finish(close_after_ || !request_complete_);
+    return;
   }
   if (evbuffer_get_length(out) > kHighWatermark && !response_paused_ && upstream_ != nullptr) {
     response_paused_ = true;
@@ -144,26 +125,17 @@ void Stream::onDownstreamWritable() {
   if (response_paused_ && upstream_ != nullptr &&
       evbuffer_get_length(conn_.output()) <= kLowWatermark) {
     response_paused_ = false;
-    upstream_->resumeReading();
+    if (!hold_response_) upstream_->resumeReading();
   }
 }
 
 void Stream::onUpstreamComplete() {
   if (last_upstream_status_ < 200) return;  // interim response: the final one follows
   if (finished_) return;
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_body != nullptr && !head_request_ &&
-        response_.framing != http::Framing::kNone) {
-      hooks.on_response_body(filter_self_[i], handle(), "", 0, 1);
-    }
-  }
-  if (rechunk_) http::writeLastChunk(conn_.output());
-  response_complete_ = true;
   if (upstream_ != nullptr) {
     // An upgrade request's connection is not reused: an upstream that declined may still
     // have switched its own state (RFC 9110 §7.8 lets it ignore Upgrade, not all do cleanly).
-    if (request_complete_ && upstream_->reusable() && upgrade_.empty()) {
+    if (request_sent_end_ && upstream_->reusable() && upgrade_.empty()) {
       const config::Cluster& cc = cluster_->info().config;
       runtime_.pool().release(std::move(upstream_), cc.max_idle_connections, cc.idle_timeout_ms);
     } else {
@@ -171,7 +143,8 @@ void Stream::onUpstreamComplete() {
       dropUpstream();
     }
   }
-  finish(close_after_ || !request_complete_);
+  // The end goes through the response filters after the body (it may wait at a paused one).
+  fm_.encodeData("", 0, true);
 }
 
 void Stream::gatewayError(uint32_t status, std::string_view detail) {
@@ -184,6 +157,14 @@ void Stream::gatewayError(uint32_t status, std::string_view detail) {
 
 void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std::string body,
                             bool close) {
+  FilterReply reply;
+  reply.status = status;
+  reply.content_type = std::string(content_type);
+  reply.body = std::move(body);
+  sendReply(std::move(reply), close, true);
+}
+
+void Stream::sendReply(FilterReply reply, bool close, bool filtered) {
   if (finished_) return;
   if (response_started_) {
     info_.setFlag(kResponseTruncated);
@@ -191,33 +172,45 @@ void Stream::sendLocalReply(uint32_t status, std::string_view content_type, std:
     return;
   }
   info_.setFlag(kLocalReply);
+  fm_.stopDecoding();  // nothing more of the request is filtered or sent upstream
   leaveQueue();
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
+  upgrade_head_ = false;
   response_.clear();
-  response_.status = status;
-  if (!content_type.empty()) response_.headers.add("Content-Type", content_type);
-  if (retry_after_s_ > 0) response_.headers.add("Retry-After", std::to_string(retry_after_s_));
-  // Response filters see local replies too (request ids, added headers); a STOP here is ignored.
-  for (size_t i = filters_created_; i-- > 0;) {
-    const auto& hooks = chain_->hooks(i);
-    if (hooks.on_response_headers != nullptr) {
-      ++hook_depth_;
-      hooks.on_response_headers(filter_self_[i], handle(), body.empty() ? 1 : 0);
-      --hook_depth_;
-    }
+  response_.status = reply.status;
+  if (!reply.content_type.empty()) response_.headers.add("Content-Type", reply.content_type);
+  for (auto& [name, value] : reply.headers) response_.headers.add(name, value);
+  if (retry_after_s_ > 0 && !response_.headers.has("retry-after")) {
+    response_.headers.add("Retry-After", std::to_string(retry_after_s_));
   }
-  filter_reply_pending_ = false;
-  close = close || !request_.keep_alive || conn_.closeRequested() || !request_complete_;
+  local_reply_ = true;
+  local_close_ = close;
+  local_body_ = std::move(reply.body);
+  if (filtered) {
+    // Response filters see local replies too (request ids, added headers).
+    fm_.encodeHeaders(local_body_.empty(), true);
+  } else {
+    fm_.stopEncoding();
+    writeLocalReply();
+  }
+}
+
+void Stream::writeLocalReply() {
+  if (finished_ || response_started_) return;
+  const uint32_t status = response_.status;
+  const bool close =
+      local_close_ || !request_.keep_alive || conn_.closeRequested() || replyMustClose();
   const bool no_body = head_request_ || status == 204 || status == 304;
   response_started_ = true;
   http::writeResponseHead(conn_.output(), status, "", response_.headers,
                           status == 204 ? http::Framing::kNone : http::Framing::kContentLength,
-                          body.size(), close, request_.version_minor == 0 && !close);
+                          local_body_.size(), close, request_.version_minor == 0 && !close);
   if (!no_body) {
-    evbuffer_add(conn_.output(), body.data(), body.size());
-    info_.bytes_out += body.size();
+    evbuffer_add(conn_.output(), local_body_.data(), local_body_.size());
+    info_.bytes_out += local_body_.size();
   }
+  local_body_.clear();
   response_complete_ = true;
   close_after_ = close;
   if (request_complete_ || close) finish(close);

@@ -4,6 +4,7 @@
 #include "core/common/log.h"
 #include "core/http/serialize.h"
 #include "core/proxy/downstream.h"
+#include "core/proxy/local_reply.h"
 #include "core/proxy/stream.h"
 #include "core/proxy/stream_internal.h"
 
@@ -65,12 +66,27 @@ int Stream::onSwitchingProtocols(http::MessageHead& head) {
   http::stripHopByHop(response_.headers);
   response_.headers.add("Connection", "upgrade");
   response_.headers.add("Upgrade", protocol);
-  if (!runResponseHeaderFilters()) return 0;  // a filter answered instead (upstream dropped)
+  upgrade_head_ = true;
+  fm_.encodeHeaders(true, false);  // onEncodedHeaders writes it and switches
+  if (!switching_ && !finished_ && !local_reply_) {
+    // A filter paused the 101: the upstream already switched, so the tunnel cannot wait.
+    SLUICE_LOG(kWarn, "a response filter paused a 101 response: 502");
+    fm_.stopEncoding();
+    FilterReply reply;
+    reply.status = 502;
+    reply.content_type = "application/json";
+    reply.body = errorBody(502, "a response filter paused the protocol switch");
+    sendReply(std::move(reply), true, false);
+  }
+  return 0;
+}
+
+void Stream::writeSwitchingHead() {
+  upgrade_head_ = false;
   response_started_ = true;
   switching_ = true;
   http::writeResponseHead(conn_.output(), response_.status, response_.reason, response_.headers,
                           http::Framing::kNone, 0, false, false);
-  return 0;
 }
 
 void Stream::onUpstreamSwitched() {
@@ -82,7 +98,7 @@ void Stream::onUpstreamSwitched() {
     conn_.abort();
     return;
   }
-  finished_ = true;  // the HTTP exchange is over; the tunnel logs it when it ends
+  finished_ = true;     // the HTTP exchange is over; the tunnel logs it when it ends
   releaseResilience();  // a tunnel holds no request slot of the cluster (max_requests, budget)
   chain_->info().stats->response(101);
   SLUICE_LOG(kDebug, request_.method, " ", original_target_, " from ", conn_.clientAddress(),

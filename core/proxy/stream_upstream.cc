@@ -91,7 +91,7 @@ void Stream::flushPending() {
   evbuffer_add_buffer(upstream_->output(), pending_);
   // The pool's idle timeout gives way to response_timeout_ms once the request is sent (none
   // while a body still streams: a slow upload is not a slow upstream).
-  upstream_->setReadTimeout(request_complete_ ? cluster_->info().config.response_timeout_ms : 0);
+  upstream_->setReadTimeout(request_sent_end_ ? cluster_->info().config.response_timeout_ms : 0);
 }
 
 void Stream::onUpstreamConnected() {
@@ -103,8 +103,8 @@ void Stream::onUpstreamWritable() {
   if (request_paused_ && upstream_ != nullptr &&
       evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
     request_paused_ = false;
-    if (!request_complete_) upstream_->setReadTimeout(0);  // the upload moves again
-    conn_.resumeReading();
+    if (!request_sent_end_) upstream_->setReadTimeout(0);  // the upload moves again
+    if (!hold_request_) conn_.resumeReading();
   }
 }
 

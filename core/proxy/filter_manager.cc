@@ -1,0 +1,636 @@
+#include "core/proxy/filter_manager.h"
+
+#include <time.h>
+
+#include "core/common/log.h"
+#include "core/event/timeval.h"
+#include "core/proxy/local_reply.h"
+
+namespace sluice::proxy {
+namespace {
+
+// Held (paused) body above this stops reading from its source; at or below the low mark the
+// source is read again (the same marks as the Stream's own backpressure).
+constexpr size_t kHoldHigh = 256 * 1024;
+constexpr size_t kHoldLow = 64 * 1024;
+
+uint64_t monoNs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+const char* dirName(FilterDir d) { return d == FilterDir::kRequest ? "request" : "response"; }
+
+}  // namespace
+
+struct FilterManager::Timer {
+  FilterManager* fm = nullptr;
+  uint64_t id = 0;
+  size_t filter = kNone;
+  sluice_timer_fn fn = nullptr;
+  void* arg = nullptr;
+  ::event* ev = nullptr;
+};
+
+FilterManager::FilterManager(FilterManagerCallbacks& callbacks, event_base* base,
+                             sluice_stream* handle)
+    : callbacks_(callbacks), base_(base), handle_(handle) {}
+
+FilterManager::~FilterManager() {
+  cancelTimers();
+  destroyFilters();
+}
+
+bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std::string* failed) {
+  chain_ = std::move(chain);
+  const size_t n = chain_->size();
+  self_.assign(n, nullptr);
+  created_.assign(n, false);
+  buffer_[0].assign(n, BufferRequest{});
+  buffer_[1].assign(n, BufferRequest{});
+  for (size_t i = 0; i < n; ++i) {
+    const sluice_filter_plugin& hooks = chain_->hooks(i);
+    void* worker = chain_->worker(i);
+    void* self = nullptr;
+    if (worker != nullptr && hooks.stream_create != nullptr) {
+      self = hooks.stream_create(worker, handle_);
+      if (self == nullptr) {
+        chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
+      } else {
+        created_[i] = true;
+      }
+    } else {
+      self = worker;  // NULL: its worker_create failed (counted when the chain was built)
+    }
+    if (self == nullptr) {
+      callbacks_.onFilterOutcome(i, FilterManagerCallbacks::Outcome::kError, 0);
+      if (chain_->failureMode(i) == config::FailureMode::kOpen) {
+        SLUICE_LOG(kDebug, "filter '", chain_->name(i), "' could not start: skipped (open)");
+        continue;  // failure_mode open: the filter is skipped for this stream
+      }
+      *failed = chain_->name(i);
+      return false;
+    }
+    self_[i] = self;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------- hook calls
+
+sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
+  const sluice_filter_plugin& hooks = chain_->hooks(filter);
+  auto fn = d == FilterDir::kRequest ? hooks.on_request_headers : hooks.on_response_headers;
+  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+  const size_t prev = current_;
+  const FilterDir prev_dir = current_dir_;
+  const bool prev_headers = in_headers_hook_;
+  current_ = filter;
+  current_dir_ = d;
+  in_headers_hook_ = true;
+  resume_requested_ = false;
+  ++hook_depth_;
+  const uint64_t t0 = monoNs();
+  sluice_filter_status st = fn(self_[filter], handle_, end_stream ? 1 : 0);
+  const uint64_t t1 = monoNs();
+  --hook_depth_;
+  current_ = prev;
+  current_dir_ = prev_dir;
+  in_headers_hook_ = prev_headers;
+  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kCall, t1 - t0);
+  return st;
+}
+
+sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
+                                             size_t len, bool end) {
+  const sluice_filter_plugin& hooks = chain_->hooks(filter);
+  auto fn = d == FilterDir::kRequest ? hooks.on_request_body : hooks.on_response_body;
+  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+  const size_t prev = current_;
+  const FilterDir prev_dir = current_dir_;
+  const bool prev_headers = in_headers_hook_;
+  current_ = filter;
+  current_dir_ = d;
+  in_headers_hook_ = false;
+  resume_requested_ = false;
+  ++hook_depth_;
+  const uint64_t t0 = monoNs();
+  sluice_filter_status st = fn(self_[filter], handle_, data == nullptr ? "" : data, len, end);
+  const uint64_t t1 = monoNs();
+  --hook_depth_;
+  current_ = prev;
+  current_dir_ = prev_dir;
+  in_headers_hook_ = prev_headers;
+  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kCall, t1 - t0);
+  return st;
+}
+
+FilterManager::Next FilterManager::afterHook(FilterDir d, size_t filter,
+                                             sluice_filter_status status) {
+  if (reply_pending_) {
+    // A local reply sent during the hook wins over the status.
+    reply_pending_ = false;
+    resume_requested_ = false;
+    replyFromFilter(d, filter, std::move(pending_reply_));
+    return Next::kStop;
+  }
+  if (status == SLUICE_FILTER_PAUSE && resume_requested_) status = SLUICE_FILTER_CONTINUE;
+  resume_requested_ = false;
+  switch (status) {
+    case SLUICE_FILTER_CONTINUE:
+      return Next::kContinue;
+    case SLUICE_FILTER_PAUSE:
+      return Next::kPause;
+    case SLUICE_FILTER_STOP:
+      fail(d, filter, true);
+      return Next::kStop;
+    default:
+      break;  // ERROR, or a value this host does not know: read as ERROR
+  }
+  callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kError, 0);
+  if (chain_->failureMode(filter) == config::FailureMode::kOpen) {
+    SLUICE_LOG(kDebug, "filter '", chain_->name(filter), "' failed in a ", dirName(d),
+               " hook (status ", status, "): going on (failure_mode open)");
+    return Next::kContinue;
+  }
+  fail(d, filter, false);
+  return Next::kStop;
+}
+
+void FilterManager::fail(FilterDir d, size_t filter, bool stop_without_reply) {
+  std::string what = "filter '" + chain_->name(filter) + "' ";
+  if (stop_without_reply) {
+    chain_->info().filters[filter]->hookFailed(plugin::Hook::kStopWithoutReply);
+    callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kError, 0);
+    what += "stopped the request without a reply";
+  } else {
+    what += "failed";
+  }
+  SLUICE_LOG(kWarn, what, " (", dirName(d), " hook): 500");
+  FilterReply reply;
+  reply.status = 500;
+  reply.content_type = "application/json";
+  reply.body = errorBody(500, what);
+  Dir& s = dir(d);
+  ++s.gen;
+  s.state = State::kStopped;
+  callbacks_.onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
+}
+
+void FilterManager::replyFromFilter(FilterDir d, size_t filter, FilterReply reply) {
+  if (filter != kNone) {
+    callbacks_.onFilterOutcome(filter, FilterManagerCallbacks::Outcome::kLocalReply, 0);
+  }
+  Dir& s = dir(d);
+  ++s.gen;
+  s.state = State::kStopped;
+  // Request phase: the reply passes the response filters. Response phase: it replaces the
+  // response as it is.
+  callbacks_.onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
+}
+
+// ---------------------------------------------------------------- iteration
+
+void FilterManager::decodeHeaders(bool end_stream) {
+  Dir& s = dir(FilterDir::kRequest);
+  ++s.gen;
+  s.state = State::kRunning;
+  s.pos = 0;
+  s.end_stream = end_stream;
+  advance(FilterDir::kRequest);
+}
+
+void FilterManager::encodeHeaders(bool end_stream, bool local) {
+  Dir& s = dir(FilterDir::kResponse);
+  ++s.gen;
+  s.state = State::kRunning;
+  s.pos = 0;
+  s.paused = kNone;
+  s.data_paused = false;
+  s.end_stream = end_stream;
+  s.local = local;
+  s.held.clear();
+  s.held_valid = false;
+  s.queued.clear();
+  s.queued_end = false;
+  s.collected.clear();
+  for (BufferRequest& b : buffer_[1]) b = BufferRequest{};
+  advance(FilterDir::kResponse);
+}
+
+void FilterManager::decodeData(const char* data, size_t len, bool end) {
+  Dir& s = dir(FilterDir::kRequest);
+  if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
+  const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
+  if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
+      !s.queued_end) {
+    runData(FilterDir::kRequest, data, len, end, 0);  // the common case: no copy
+    advance(FilterDir::kRequest);  // a whole buffered body may let the headers go on
+    return;
+  }
+  s.queued.append(data, len);
+  if (end) s.queued_end = true;
+  updateHolding(FilterDir::kRequest);
+  advance(FilterDir::kRequest);
+}
+
+void FilterManager::encodeData(const char* data, size_t len, bool end) {
+  Dir& s = dir(FilterDir::kResponse);
+  if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
+  const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
+  if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
+      !s.queued_end) {
+    runData(FilterDir::kResponse, data, len, end, 0);
+    advance(FilterDir::kResponse);  // a whole buffered body may let the headers go on
+    return;
+  }
+  s.queued.append(data, len);
+  if (end) s.queued_end = true;
+  updateHolding(FilterDir::kResponse);
+  advance(FilterDir::kResponse);
+}
+
+void FilterManager::advance(FilterDir d) {
+  Dir& s = dir(d);
+  if (s.iterating) return;  // the loop on the stack goes on with the new state
+  s.iterating = true;
+  while (!ended_) {
+    if (s.state == State::kRunning) {
+      runHeaders(d);
+      continue;
+    }
+    if (s.state != State::kDelivered && s.state != State::kParked) break;
+    if (s.data_paused) break;
+    if (s.held_valid) {
+      std::string piece = std::move(s.held);
+      s.held.clear();
+      s.held_valid = false;
+      const bool end = s.held_end;
+      s.held_end = false;
+      runData(d, piece.data(), piece.size(), end, s.held_pos);
+      continue;
+    }
+    if (!s.queued.empty() || s.queued_end) {
+      s.held = std::move(s.queued);
+      s.queued.clear();
+      s.held_valid = true;
+      s.held_end = s.queued_end;
+      s.queued_end = false;
+      s.held_pos = 0;
+      continue;
+    }
+    break;
+  }
+  s.iterating = false;
+  updateHolding(d);
+}
+
+void FilterManager::runHeaders(FilterDir d) {
+  Dir& s = dir(d);
+  const uint32_t gen = s.gen;
+  const size_t n = size();
+  while (s.pos < n) {
+    const size_t j = s.pos;
+    const size_t i = filterAt(d, j);
+    if (self_[i] == nullptr) {  // skipped (failure_mode open)
+      ++s.pos;
+      continue;
+    }
+    sluice_filter_status st = callHeaders(d, i, s.end_stream);
+    if (ended_ || s.gen != gen) return;
+    Next next = afterHook(d, i, st);
+    if (ended_ || s.gen != gen || next == Next::kStop) return;
+    if (next == Next::kPause) {
+      s.state = State::kPaused;
+      s.paused = j;
+      return;
+    }
+    if (!s.end_stream && buffer_[static_cast<int>(d)][i].on) {
+      s.state = State::kParked;  // the headers wait here for the whole body
+      if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
+      return;
+    }
+    ++s.pos;
+  }
+  s.state = State::kDelivered;
+  if (d == FilterDir::kRequest) {
+    callbacks_.onDecodedHeaders();
+  } else {
+    callbacks_.onEncodedHeaders();
+  }
+}
+
+bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end, size_t from) {
+  Dir& s = dir(d);
+  const uint32_t gen = s.gen;
+  const size_t n = size();
+  const bool hooks = !s.end_stream && !(d == FilterDir::kResponse && s.local);
+  for (size_t j = from; hooks && j < n; ++j) {
+    if (s.state == State::kParked && j == s.pos) {
+      collect(d, data, len, end);
+      return false;
+    }
+    const size_t i = filterAt(d, j);
+    if (self_[i] == nullptr) continue;
+    sluice_filter_status st = callBody(d, i, data, len, end);
+    if (ended_ || s.gen != gen) return false;
+    Next next = afterHook(d, i, st);
+    if (ended_ || s.gen != gen || next == Next::kStop) return false;
+    if (next == Next::kPause) {
+      s.held.assign(data, len);
+      s.held_valid = true;
+      s.held_end = end;
+      s.held_pos = j + 1;
+      s.data_paused = true;
+      s.paused = j;
+      return false;
+    }
+  }
+  if (d == FilterDir::kRequest) {
+    callbacks_.onDecodedData(data, len, end);
+  } else {
+    callbacks_.onEncodedData(data, len, end);
+  }
+  return true;
+}
+
+void FilterManager::collect(FilterDir d, const char* data, size_t len, bool end) {
+  Dir& s = dir(d);
+  const uint32_t gen = s.gen;
+  const size_t j = s.pos;
+  const size_t i = filterAt(d, j);
+  const BufferRequest& br = buffer_[static_cast<int>(d)][i];
+  if (s.collected.size() + len > br.max_bytes) {
+    const uint32_t status = br.status != 0 ? br.status : (d == FilterDir::kRequest ? 413 : 502);
+    s.collected.clear();
+    s.collected.shrink_to_fit();
+    FilterReply reply;
+    reply.status = status;
+    reply.content_type = "application/json";
+    reply.body = errorBody(status, "the " + std::string(dirName(d)) +
+                                       " body is larger than filter '" + chain_->name(i) +
+                                       "' buffers (" + std::to_string(br.max_bytes) + " bytes)");
+    replyFromFilter(d, i, std::move(reply));
+    return;
+  }
+  s.collected.append(data, len);
+  if (!end) return;
+  std::string body = std::move(s.collected);
+  s.collected.clear();
+  replace_filter_ = i;
+  replace_dir_ = d;
+  replaced_ = false;
+  sluice_filter_status st = callBody(d, i, body.data(), body.size(), true);
+  replace_filter_ = kNone;
+  const bool replaced = replaced_;
+  replaced_ = false;
+  if (ended_ || s.gen != gen) return;
+  Next next = afterHook(d, i, st);
+  if (ended_ || s.gen != gen || next == Next::kStop) return;
+  if (replaced) {
+    body = std::move(replacement_);
+    replacement_.clear();
+    callbacks_.onBodyReplaced(d, body.size());
+  }
+  s.held = std::move(body);
+  s.held_valid = true;
+  s.held_end = true;
+  s.held_pos = j + 1;
+  if (next == Next::kPause) {
+    s.data_paused = true;  // the headers stay parked here until resume()
+    s.paused = j;
+    return;
+  }
+  s.state = State::kRunning;
+  s.pos = j + 1;
+}
+
+void FilterManager::updateHolding(FilterDir d) {
+  Dir& s = dir(d);
+  const size_t held = s.held.size() + s.queued.size();
+  if (!s.holding_above && held > kHoldHigh) {
+    s.holding_above = true;
+    callbacks_.onHolding(d, true);
+  } else if (s.holding_above && held <= kHoldLow) {
+    s.holding_above = false;
+    callbacks_.onHolding(d, false);
+  }
+}
+
+void FilterManager::stopDecoding() {
+  Dir& s = dir(FilterDir::kRequest);
+  ++s.gen;
+  s.state = State::kStopped;
+  s.data_paused = false;
+  s.held.clear();
+  s.held_valid = false;
+  s.queued.clear();
+  s.queued_end = false;
+  s.collected.clear();
+  updateHolding(FilterDir::kRequest);
+}
+
+void FilterManager::stopEncoding() {
+  Dir& s = dir(FilterDir::kResponse);
+  ++s.gen;
+  s.state = State::kStopped;
+  s.data_paused = false;
+  s.held.clear();
+  s.held_valid = false;
+  s.queued.clear();
+  s.queued_end = false;
+  s.collected.clear();
+  updateHolding(FilterDir::kResponse);
+}
+
+void FilterManager::end() {
+  if (ended_) return;
+  ended_ = true;
+  cancelTimers();
+  for (Dir& s : dirs_) {
+    ++s.gen;
+    s.state = State::kStopped;
+    s.held.clear();
+    s.queued.clear();
+    s.collected.clear();
+  }
+}
+
+void FilterManager::log() {
+  if (logged_) return;
+  logged_ = true;
+  end();
+  for (size_t i = 0; i < self_.size(); ++i) {
+    if (self_[i] == nullptr) continue;
+    const sluice_filter_plugin& hooks = chain_->hooks(i);
+    if (hooks.on_log == nullptr) continue;
+    const size_t prev = current_;
+    current_ = i;
+    ++hook_depth_;
+    hooks.on_log(self_[i], handle_);
+    --hook_depth_;
+    current_ = prev;
+  }
+}
+
+void FilterManager::destroyFilters() {
+  if (destroyed_) return;
+  destroyed_ = true;
+  cancelTimers();
+  for (size_t i = 0; i < self_.size(); ++i) {
+    if (!created_[i]) continue;
+    const sluice_filter_plugin& hooks = chain_->hooks(i);
+    if (hooks.stream_destroy != nullptr) hooks.stream_destroy(self_[i]);
+  }
+}
+
+// ---------------------------------------------------------------- host API
+
+void FilterManager::localReply(FilterReply reply) {
+  if (ended_) return;
+  if (hook_depth_ > 0) {
+    if (!reply_pending_) {  // the first reply of a hook wins
+      reply_pending_ = true;
+      pending_reply_ = std::move(reply);
+    }
+    return;
+  }
+  // Outside a hook (timer, post): the response phase when a response is being filtered or
+  // went out, else the request phase.
+  const State rs = dir(FilterDir::kResponse).state;
+  const FilterDir d =
+      rs == State::kIdle || rs == State::kStopped ? FilterDir::kRequest : FilterDir::kResponse;
+  size_t filter = current_;
+  if (filter == kNone) {
+    const Dir& s = dir(d);
+    if (s.state == State::kPaused || s.data_paused) filter = filterAt(d, s.paused);
+  }
+  if (d == FilterDir::kRequest && dir(d).state == State::kStopped &&
+      dir(FilterDir::kResponse).state == State::kStopped) {
+    return;  // both directions over: a reply is on its way already
+  }
+  replyFromFilter(d, filter, std::move(reply));
+}
+
+void FilterManager::resume() {
+  if (ended_) return;
+  if (hook_depth_ > 0) {
+    // Only the hook on the stack can be resumed from inside it: its PAUSE reads as CONTINUE.
+    resume_requested_ = true;
+    return;
+  }
+  for (FilterDir d : {FilterDir::kRequest, FilterDir::kResponse}) {
+    Dir& s = dir(d);
+    if (s.state != State::kPaused && !s.data_paused) continue;
+    const size_t pf = filterAt(d, s.paused);
+    if (current_ != kNone && current_ != pf) continue;  // not paused by this filter
+    if (s.state == State::kPaused) {
+      if (!s.end_stream && buffer_[static_cast<int>(d)][pf].on) {
+        s.state = State::kParked;  // buffer_body from the paused headers: collect first
+        s.pos = s.paused;
+        if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
+      } else {
+        s.state = State::kRunning;
+        s.pos = s.paused + 1;
+      }
+    } else if (s.state == State::kParked && s.pos == s.paused) {
+      // The whole-body call paused: the body and then the headers go on after it.
+      s.state = State::kRunning;
+      s.pos = s.paused + 1;
+    }
+    s.data_paused = false;
+    s.paused = kNone;
+    advance(d);
+    if (ended_) return;
+  }
+}
+
+int FilterManager::bufferBody(FilterDir d, uint64_t max_bytes, uint32_t over_limit_status) {
+  if (ended_ || current_ == kNone || current_ >= size()) return -1;
+  const Dir& s = dir(d);
+  const bool in_hook = hook_depth_ > 0 && in_headers_hook_ && current_dir_ == d;
+  const bool paused_here =
+      hook_depth_ == 0 && s.state == State::kPaused && filterAt(d, s.paused) == current_;
+  if (!in_hook && !paused_here) return -1;
+  if (over_limit_status != 0 && (over_limit_status < 200 || over_limit_status > 599)) {
+    over_limit_status = 0;
+  }
+  buffer_[static_cast<int>(d)][current_] = BufferRequest{true, max_bytes, over_limit_status};
+  return 0;
+}
+
+int FilterManager::bodyReplace(FilterDir d, std::string_view data) {
+  if (replace_filter_ == kNone || hook_depth_ == 0 || current_ != replace_filter_ ||
+      replace_dir_ != d) {
+    return -1;
+  }
+  replacement_.assign(data.data(), data.size());
+  replaced_ = true;
+  return 0;
+}
+
+uint64_t FilterManager::armTimer(uint64_t delay_ms, sluice_timer_fn fn, void* arg) {
+  if (ended_ || fn == nullptr) return 0;
+  static thread_local uint64_t next_id = 0;  // per worker thread: never reused
+  auto t = std::make_unique<Timer>();
+  t->fm = this;
+  t->id = ++next_id;
+  t->filter = current_;
+  t->fn = fn;
+  t->arg = arg;
+  t->ev = evtimer_new(base_, &FilterManager::onTimer, t.get());
+  if (t->ev == nullptr) return 0;
+  timeval tv = event::toTimeval(delay_ms > UINT32_MAX ? UINT32_MAX : delay_ms);
+  evtimer_add(t->ev, &tv);
+  const uint64_t id = t->id;
+  timers_.push_back(std::move(t));
+  return id;
+}
+
+int FilterManager::cancelTimer(uint64_t id) {
+  for (size_t k = 0; k < timers_.size(); ++k) {
+    if (timers_[k]->id != id) continue;
+    event_free(timers_[k]->ev);
+    timers_.erase(timers_.begin() + static_cast<std::ptrdiff_t>(k));
+    return 1;
+  }
+  return 0;
+}
+
+void FilterManager::onTimer(evutil_socket_t, short, void* arg) {
+  auto* t = static_cast<Timer*>(arg);
+  FilterManager* fm = t->fm;
+  std::unique_ptr<Timer> owned;
+  for (size_t k = 0; k < fm->timers_.size(); ++k) {
+    if (fm->timers_[k].get() == t) {
+      owned = std::move(fm->timers_[k]);
+      fm->timers_.erase(fm->timers_.begin() + static_cast<std::ptrdiff_t>(k));
+      break;
+    }
+  }
+  if (owned == nullptr) return;
+  event_free(owned->ev);
+  owned->ev = nullptr;
+  if (fm->ended_) return;
+  const size_t prev = fm->current_;
+  fm->current_ = owned->filter;
+  owned->fn(owned->arg, fm->handle_, owned->id);
+  fm->current_ = prev;
+}
+
+void FilterManager::runPosted(sluice_post_fn fn, void* arg) {
+  const size_t prev = current_;
+  current_ = kNone;
+  fn(arg, handle_);
+  current_ = prev;
+}
+
+void FilterManager::cancelTimers() {
+  for (auto& t : timers_) {
+    if (t->ev != nullptr) event_free(t->ev);
+  }
+  timers_.clear();
+}
+
+}  // namespace sluice::proxy
