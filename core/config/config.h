@@ -40,6 +40,8 @@ struct PluginRef {
   YAML::Node config;
   // Filters only.
   FailureMode failure_mode = FailureMode::kClosed;
+  bool failure_mode_given = false;  // `failure_mode:` written (a route entry overriding a
+                                    // listener filter otherwise takes the listener entry's)
   bool disabled = false;  // in routes[].filters (extend): removes the listener's entry of `name`
   Mark mark;
 };

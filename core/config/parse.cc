@@ -188,7 +188,7 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    readHeaderName(f, ctx, &listener.trusted_deadline_header);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
-                     parsePluginRef(item, "filter", ctx, &listener.filters.emplace_back());
+                     parseFilterEntry(item, false, ctx, &listener.filters.emplace_back());
                    });
                  }
                });
@@ -201,10 +201,22 @@ void parseRoute(const Field& field, Context& ctx, Config* config, Spans* spans) 
   route.mark = field.mark;
   Mark& prefix_mark = spans->route_prefix.emplace_back(field.mark);
   Mark& cluster_mark = spans->route_cluster.emplace_back(field.mark);
+  Mark& name_mark = spans->route_name.emplace_back(field.mark);
   forEachField(
-      field, "route", {"prefix", "cluster", "prefix_rewrite", "timeout_ms", "retry_on"}, ctx,
-      [&](const Field& f) {
-        if (f.key == "prefix") {
+      field, "route",
+      {"name", "prefix", "cluster", "prefix_rewrite", "timeout_ms", "retry_on", "filters",
+       "filters_mode"},
+      ctx, [&](const Field& f) {
+        if (f.key == "name") {
+          name_mark = f.mark;
+          readName(f, ctx, &route.name);
+        } else if (f.key == "filters") {
+          forEachItem(f, ctx, [&](const Field& item) {
+            parseFilterEntry(item, true, ctx, &route.filters.emplace_back());
+          });
+        } else if (f.key == "filters_mode") {
+          parseFiltersMode(f, ctx, &route.filters_mode);
+        } else if (f.key == "prefix") {
           prefix_mark = f.mark;
           if (readString(f, ctx, &route.prefix) && route.prefix.rfind('/', 0) != 0) {
             ctx.error(f.mark, cat(f.label, ": must start with '/', got '", route.prefix, "'"));

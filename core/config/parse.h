@@ -22,6 +22,7 @@ struct Spans {
   std::vector<Mark> listener_address;
   std::vector<Mark> route_prefix;
   std::vector<Mark> route_cluster;
+  std::vector<Mark> route_name;  // the `name` value of each route (the route when unnamed)
   std::vector<Mark> cluster_name;
 };
 
@@ -36,6 +37,19 @@ void parseDocument(const YAML::Node& root, Context& ctx, Config* config, Spans* 
 void parsePluginRef(const Field& field, std::string_view what, Context& ctx, PluginRef* out,
                     std::string_view extra_key = {},
                     const std::function<void(const Field&)>& on_extra = nullptr);
+
+// Filter entries (parse_filters.cc). Reads one entry of a listener's `filters` or a route's
+// `routes[].filters`: the plugin reference keys plus `failure_mode: open|closed` and, on route
+// entries only (`on_route`), `disabled: true|false`.
+void parseFilterEntry(const Field& field, bool on_route, Context& ctx, PluginRef* out);
+// Reads a route's `filters_mode`: extend | replace.
+void parseFiltersMode(const Field& field, Context& ctx, FiltersMode* out);
+// Cross-checks of routes[].filters against the listeners' chains (validate.cc calls it):
+// a `disabled` entry must name a filter of some listener chain and carry no config; with
+// `filters_mode: replace` nothing can be disabled; an extend entry naming a filter that a
+// listener chain holds twice is ambiguous; a name appears at most once in one route's filters
+// when it overrides a listener filter.
+void validateRouteFilters(const Config& config, Context& ctx);
 
 // Reads a listener's `access_log`: one entry (a mapping) or a list of them. Format strings are
 // checked here (unknown fields are errors); files are opened later, when the config is built.

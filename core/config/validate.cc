@@ -85,6 +85,10 @@ void validate(const Config& config, const Spans& spans, Context& ctx) {
   checkUnique(
       routes.size(), [&](size_t i) -> const std::string& { return routes[i].prefix; },
       spans.route_prefix, "routes", "route prefix", ctx);
+  checkUnique(
+      routes.size(), [&](size_t i) -> const std::string& { return routes[i].name; },
+      spans.route_name, "routes", "route name", ctx);
+  validateRouteFilters(config, ctx);
 
   if (!config.discovery.empty()) return;  // discovery may create any cluster at run time
   for (size_t i = 0; i < routes.size() && i < spans.route_cluster.size(); ++i) {

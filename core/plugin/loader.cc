@@ -2,7 +2,9 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <utility>
@@ -102,6 +104,46 @@ std::string check(const sluice_plugin_descriptor* d, sluice_plugin_kind kind,
 
 }  // namespace
 
+std::string Loader::notFound(const config::PluginRef& ref, sluice_plugin_kind kind) const {
+  const std::string file = "lib" + ref.name + ".so";
+  if (!ref.path.empty()) return "not found: no file " + ref.path + " (the entry's path:)";
+  const std::string what = internal::kindName(kind);
+  std::string where;
+  for (const std::string& d : search_paths_) where += (where.empty() ? "" : ", ") + d;
+  where = where.empty() ? "in plugin_paths (none configured)" : "in plugin_paths (" + where + ")";
+  std::vector<std::string> dirs = search_paths_;
+  const std::string builtin = internal::kindDir(kind);
+  if (!builtin.empty()) {
+    where += " and in the " + what + (kind == SLUICE_PLUGIN_KIND_DISCOVERY ? "" : "s") +
+             " folder next to the sluice binary (" + builtin + ")";
+    dirs.push_back(builtin);
+  }
+  std::string msg = "not found: looked for " + file + " and " + ref.name + "/" + file + " " + where;
+  std::vector<std::string> names;
+  for (const PluginFile& p : scanPlugins(dirs)) {
+    if (p.kind == what && std::find(names.begin(), names.end(), p.name) == names.end()) {
+      names.push_back(p.name);
+    }
+  }
+  if (names.empty()) return msg + "; no " + what + " plugins are there";
+  std::string list, best;
+  size_t best_distance = SIZE_MAX;
+  for (const std::string& n : names) {
+    list += (list.empty() ? "" : ", ") + n;
+    size_t d = internal::editDistance(ref.name, n);
+    if (d < best_distance) {
+      best_distance = d;
+      best = n;
+    }
+  }
+  msg += "; " + what + " plugins there: " + list;
+  // A suggestion only when it is plausibly a typo: at most a third of the name differs.
+  if (best_distance <= std::max<size_t>(2, ref.name.size() / 3)) {
+    msg += "; did you mean '" + best + "'?";
+  }
+  return msg;
+}
+
 namespace internal {
 
 std::string where(const config::Mark& mark) {
@@ -154,11 +196,10 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
                                       std::string* error) {
   const std::string at = internal::where(ref.mark) + ": plugin '" + ref.name + "'";
   std::vector<std::string> tried = internal::candidates(ref, kind, search_paths_);
-  const std::string path = internal::findFile(tried);
+  std::string canonical;
+  const std::string path = internal::findFile(tried, &canonical);
   if (path.empty()) {
-    std::string list;
-    for (const std::string& t : tried) list += (list.empty() ? "" : ", ") + t;
-    *error = at + ": not found (tried " + (list.empty() ? "no paths" : list) + ")";
+    *error = at + ": " + notFound(ref, kind);
     return nullptr;
   }
   const std::string prefix = at + " (" + path + "): ";
@@ -178,7 +219,9 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
       it = cache_.erase(it);
       continue;
     }
-    if (cached->path_ == path && cached->content_hash_ == file.hash) lib = std::move(cached);
+    if (cached->canonical_ == canonical && cached->content_hash_ == file.hash) {
+      lib = std::move(cached);
+    }
     ++it;
   }
   if (lib != nullptr) {
@@ -189,23 +232,36 @@ std::shared_ptr<Library> Loader::load(const config::PluginRef& ref, sluice_plugi
     }
   }
 
+  if (file.bytes.compare(0, 4,
+                         "\x7f"
+                         "ELF") != 0) {
+    *error = prefix +
+             "not a sluice plugin: not an ELF shared object (a plugin is a .so built "
+             "against sluice's core/api headers, see docs/writing-a-filter.md)";
+    return nullptr;
+  }
   ::dlerror();
-  void* handle = internal::openCopy(path, file);
+  std::string copy;
+  void* handle = internal::openCopy(path, file, &copy);
+  // dlerror() names the file dlopen() saw: the private copy, which the user never heard of.
+  auto why = [&](const char* fallback) {
+    const char* e = ::dlerror();
+    return internal::replaceAll(e != nullptr ? e : fallback, copy, path);
+  };
   if (handle == nullptr) {
-    const char* why = ::dlerror();
-    *error = prefix + "cannot be loaded: " + (why != nullptr ? why : "dlopen failed");
+    *error = prefix + "cannot be loaded: " + why("dlopen failed");
     return nullptr;
   }
   lib = std::make_shared<Library>(Library::Token());
   lib->handle_ = handle;  // dlclose()d by ~Library from here on
   lib->path_ = path;
+  lib->canonical_ = canonical;
   lib->content_hash_ = file.hash;
   ::dlerror();
   void* sym = ::dlsym(handle, SLUICE_PLUGIN_ENTRY_SYMBOL);
   if (sym == nullptr) {
-    const char* why = ::dlerror();
     *error = prefix + "not a sluice plugin: no " SLUICE_PLUGIN_ENTRY_SYMBOL " symbol (" +
-             (why != nullptr ? why : "symbol is NULL") + ")";
+             why("symbol is NULL") + ")";
     return nullptr;
   }
   auto entry = reinterpret_cast<sluice_plugin_entry_fn>(sym);

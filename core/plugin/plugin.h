@@ -35,6 +35,7 @@ class Library {
   Library(const Library&) = delete;
   Library& operator=(const Library&) = delete;
 
+  // The file as found (absolute, symbolic links kept: the path the user configured or knows).
   const std::string& path() const { return path_; }
   const std::string& name() const { return name_; }
   // FNV-1a 64 of the file's bytes as loaded (the name of its private content-addressed copy).
@@ -63,7 +64,8 @@ class Library {
  private:
   friend class Loader;
   void* handle_ = nullptr;
-  std::string path_;           // the file found (canonical), not the private copy dlopen()ed
+  std::string path_;           // the file found, not the private copy dlopen()ed
+  std::string canonical_;      // its realpath(): the file's identity in the cache
   uint64_t content_hash_ = 0;  // of the bytes loaded; a changed file is a new Library
   std::string name_;
   const sluice_plugin_descriptor* descriptor_ = nullptr;  // &descriptor_copy_
@@ -98,10 +100,13 @@ class Loader {
   // Opens the plugin `ref` names (or ref.path when set) and checks it is a sluice plugin of
   // `kind` with a compatible ABI. On failure returns nullptr and sets *error to one line:
   // "<config file>:<line>:<col>: plugin '<name>' (<so path>): <reason>" where reason is one of:
-  // not found (lists the paths tried), not a sluice plugin (no sluice_plugin_entry symbol, with
+  // not an ELF shared object, not a sluice plugin (no sluice_plugin_entry symbol, with
   // dlerror), ABI major mismatch (both versions), built against a newer ABI minor, descriptor or
   // hook table too small, wrong kind (both kinds), name mismatch, a required hook missing (named).
-  // Checked in that order; nothing beyond the checked sizes is read.
+  // Checked in that order; nothing beyond the checked sizes is read. <so path> is the user's
+  // file, never the private copy. Not found: "<file>:<line>:<col>: plugin '<name>': not found:
+  // looked for lib<name>.so and <name>/lib<name>.so in plugin_paths (...) and in the <kind>s
+  // folder next to the sluice binary (...); <kind> plugins there: a, b; did you mean 'x'?".
   std::shared_ptr<Library> load(const config::PluginRef& ref, sluice_plugin_kind kind,
                                 std::string* error);
 
@@ -115,10 +120,36 @@ class Loader {
   std::vector<std::shared_ptr<const Library>> libraries() const;
 
  private:
+  // The reason of a not-found error: where it looked, what is there, the closest name.
+  std::string notFound(const config::PluginRef& ref, sluice_plugin_kind kind) const;
+
   std::vector<std::string> search_paths_;
   HostTables tables_;
   std::vector<std::weak_ptr<Library>> cache_;
 };
+
+// The sluice executable as it was started (argv[0]): the built-in plugin folders are found
+// beside it and named as the user knows them (bazel-bin/filters, not the build cache bazel-bin
+// links to). main() calls it before anything loads; unset, /proc/self/exe is used.
+void setExecutablePath(const std::string& argv0);
+// The built-in folder of `kind` (the executable's directory's sibling "filters", "balancers"
+// or "discovery"); "" when unknown.
+std::string builtinPluginDir(sluice_plugin_kind kind);
+
+// A sluice plugin file found on disk.
+struct PluginFile {
+  std::string name;     // as its descriptor says
+  std::string kind;     // "filter", "balancer", "discovery"
+  std::string version;  // the plugin's own version string
+  uint32_t abi_major = 0;
+  uint32_t abi_minor = 0;  // the ABI it was built against
+  std::string file;        // as found (symbolic links kept)
+};
+
+// Every sluice plugin in `dirs`: D/lib*.so and D/N/libN.so, in directory order then by file
+// name, each file once. Each is opened (a private copy, as Loader does) long enough to read
+// its descriptor; files that are no sluice plugin are left out. Main thread.
+std::vector<PluginFile> scanPlugins(const std::vector<std::string>& dirs);
 
 // Plugin hooks whose failures are counted (sluice_plugin_hook_errors_total{plugin, hook}).
 enum class Hook { kWorkerCreate, kStreamCreate, kStopWithoutReply, kInstanceCreate, kStart };

@@ -1,31 +1,46 @@
 #include "core/proxy/runtime.h"
 
+#include <functional>
+
 #include "core/common/log.h"
 #include "core/proxy/downstream.h"
 
 namespace sluice::proxy {
 
+WorkerFilterChain::Instance::~Instance() {
+  const auto& hooks = config->hooks();
+  if (worker != nullptr && hooks.worker_destroy != nullptr) hooks.worker_destroy(worker);
+}
+
 WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
-                                     uint32_t worker_index)
-    : info_(std::move(info)) {
-  workers_.reserve(info_->filters.size());
+                                     uint32_t worker_index, const Shared* share)
+    : info_(std::move(info)), worker_index_(worker_index) {
+  instances_.reserve(info_->filters.size());
   for (const auto& f : info_->filters) {
-    void* w = f->hooks().worker_create(f->config(), worker_index);
-    if (w == nullptr) {
+    if (share != nullptr) {
+      auto it = share->find(f.get());
+      if (it != share->end()) {
+        instances_.push_back(it->second);
+        continue;
+      }
+    }
+    auto instance = std::make_shared<Instance>();
+    instance->config = f.get();
+    instance->worker = f->hooks().worker_create(f->config(), worker_index);
+    if (instance->worker == nullptr) {
       f->hookFailed(plugin::Hook::kWorkerCreate);
       SLUICE_LOG(kError, "filter '", f->name(), "' failed to create its worker instance; ",
-                 "requests through listener '", info_->config.name, "' answer 500");
+                 "requests through listener '", info_->config.name, "'",
+                 info_->route.empty() ? "" : " on route '" + info_->route + "'",
+                 " answer 500 (failure_mode: closed) or skip it (open)");
     }
-    workers_.push_back(w);
+    instances_.push_back(std::move(instance));
   }
 }
 
-WorkerFilterChain::~WorkerFilterChain() {
-  for (size_t i = 0; i < workers_.size(); ++i) {
-    const auto& hooks = info_->filters[i]->hooks();
-    if (workers_[i] != nullptr && hooks.worker_destroy != nullptr) hooks.worker_destroy(workers_[i]);
-  }
-}
+// Members go in reverse order: the instances (worker_destroy) before the info that keeps their
+// config instances alive.
+WorkerFilterChain::~WorkerFilterChain() = default;
 
 config::FailureMode WorkerFilterChain::failureMode(size_t i) const {
   return i < info_->config.filters.size() ? info_->config.filters[i].failure_mode
@@ -33,8 +48,56 @@ config::FailureMode WorkerFilterChain::failureMode(size_t i) const {
 }
 
 std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Route* route) {
-  (void)route;  // routes[].filters: not built yet
+  if (route == nullptr || route_chains_.empty()) return shared_from_this();
+  const std::vector<config::Route>& routes = routes_->config->routes;
+  const std::less<const config::Route*> before;
+  if (!before(route, routes.data()) && before(route, routes.data() + routes.size())) {
+    const auto& chain = route_chains_[static_cast<size_t>(route - routes.data())];
+    return chain != nullptr ? chain : shared_from_this();
+  }
+  // Not a route of the table attached here: the caller routed with another table than the
+  // worker's current one (WorkerRuntime::setRoutes attaches every table to every live chain).
+  if (!warned_foreign_route_) {
+    warned_foreign_route_ = true;
+    SLUICE_LOG(kError, "route '", route->name.empty() ? route->prefix : route->name,
+               "' is not in the route table of listener '", info_->config.name,
+               "'; its requests run the listener's filters only (logged once)");
+  }
   return shared_from_this();
+}
+
+void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& routes) {
+  if (routes == routes_) return;
+  const std::vector<std::shared_ptr<const ListenerInfo>>* infos = nullptr;
+  if (routes != nullptr && info_->route.empty()) {
+    auto it = routes->chains.find(info_->config.name);
+    if (it != routes->chains.end()) infos = &it->second;
+  }
+  std::vector<std::shared_ptr<WorkerFilterChain>> next;
+  if (infos != nullptr) {
+    // Instances to share: this chain's own (the listener's filters) and those of the route
+    // chains being replaced (a route entry whose config instance was kept).
+    Shared share;
+    absl::flat_hash_map<const ListenerInfo*, std::shared_ptr<WorkerFilterChain>> kept;
+    for (size_t i = 0; i < instances_.size(); ++i)
+      share.emplace(instances_[i]->config, instances_[i]);
+    for (const auto& c : route_chains_) {
+      if (c == nullptr) continue;
+      kept.emplace(c->info_.get(), c);
+      for (const auto& in : c->instances_) share.emplace(in->config, in);
+    }
+    next.resize(infos->size());
+    for (size_t r = 0; r < infos->size(); ++r) {
+      const auto& info = (*infos)[r];
+      if (info == nullptr) continue;
+      auto same = kept.find(info.get());
+      next[r] = same != kept.end()
+                    ? same->second
+                    : std::make_shared<WorkerFilterChain>(info, worker_index_, &share);
+    }
+  }
+  route_chains_ = std::move(next);
+  routes_ = routes;
 }
 
 WorkerRuntime::WorkerRuntime(event::Worker& worker)
@@ -78,6 +141,8 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
     }
     if (slot->chain == nullptr || &slot->chain->info() != u.info.get()) {
       slot->chain = std::make_shared<WorkerFilterChain>(u.info, worker_.index());
+      slot->chain->setRoutes(routes_);
+      chains_.push_back(slot->chain);
     }
     next.push_back(std::move(slot));
   }
@@ -89,6 +154,18 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
     closeConnectionsOf(old.get());
   }
   listeners_ = std::move(next);
+}
+
+void WorkerRuntime::setRoutes(std::shared_ptr<const RouteTable> routes) {
+  routes_ = std::move(routes);
+  size_t live = 0;
+  for (auto& weak : chains_) {
+    auto chain = weak.lock();
+    if (chain == nullptr) continue;
+    chain->setRoutes(routes_);
+    chains_[live++] = std::move(weak);
+  }
+  chains_.resize(live);
 }
 
 void WorkerRuntime::closeConnectionsOf(const ListenerSlot* slot) {
@@ -127,8 +204,8 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
     return;
   }
   std::string name = info->config.name;
-  auto cluster = std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts),
-                                                           worker_);
+  auto cluster =
+      std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts), worker_);
   cluster->setQueue(std::move(queue));
   clusters_[name] = std::move(cluster);
 }

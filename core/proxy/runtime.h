@@ -16,8 +16,8 @@
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
 #include "core/proxy/stream_registry.h"
-#include "core/tls/server_context.h"
 #include "core/stats/families.h"
+#include "core/tls/server_context.h"
 #include "core/upstream/cluster.h"
 #include "core/upstream/pool.h"
 
@@ -25,48 +25,88 @@ namespace sluice::proxy {
 
 class DownstreamConnection;
 
-// Immutable listener settings shared by all workers.
+// Immutable listener settings shared by all workers. A route's chain (routes[].filters) on a
+// listener is a ListenerInfo too: a copy of the listener's with the composed chain in `filters`
+// and `config.filters` (parallel: the entries as they apply, failure_mode included) and `route`
+// set, so everything a stream reads from its chain's info is the listener's.
 struct ListenerInfo {
   config::Listener config;
   std::vector<std::shared_ptr<plugin::FilterConfig>> filters;  // chain, request order
+  std::string route;  // a route's chain: the route's name, else its prefix; "" = the listener's
   http::ParserLimits parser_limits;
   config::Limits limits;
-  std::shared_ptr<const tls::ServerContext> tls;  // null: plain TCP listener
+  std::shared_ptr<const tls::ServerContext> tls;                    // null: plain TCP listener
   std::vector<std::shared_ptr<const accesslog::Sink>> access_logs;  // one line per request each
-  std::shared_ptr<const stats::ListenerStats> stats;  // never null
+  std::shared_ptr<const stats::ListenerStats> stats;                // never null
 };
 
 // Routes and the config they came from; swapped whole on reload. Streams route with the table
 // current when their request filters finish.
 struct RouteTable {
   std::shared_ptr<const config::Config> config;
+  // The chains of routes with filters of their own, built on the main thread
+  // (core/server/route_chains.h): chains[listener name][i] is the chain of config->routes[i]
+  // on that listener; null where that route runs the listener's chain. Listeners with no such
+  // route are absent.
+  absl::flat_hash_map<std::string, std::vector<std::shared_ptr<const ListenerInfo>>> chains;
 };
 
-// One worker's instance of a listener's filter chain. Streams keep a reference, so a chain
-// replaced on reload lives until its last request ends.
+// One worker's instance of a filter chain: a listener's, or a route's on that listener. Streams
+// keep a reference, so a chain replaced on reload lives until its last request ends.
+//
+// Worker instances (worker_create) exist once per worker per filter config instance: a route
+// chain that extends the listener's shares the listener chain's instances of the listener's
+// filters (same state), and has its own only for the route's entries (their own config
+// instances). Worker thread only.
 class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain> {
  public:
-  WorkerFilterChain(std::shared_ptr<const ListenerInfo> info, uint32_t worker_index);
-  ~WorkerFilterChain();  // worker_destroy for each filter
+  // One filter's worker instance; worker_destroy when the last chain holding it goes. The
+  // FilterConfig is kept alive by every holder's ListenerInfo.
+  struct Instance {
+    const plugin::FilterConfig* config = nullptr;
+    void* worker = nullptr;  // nullptr: worker_create failed
+    ~Instance();
+  };
+  using Shared = absl::flat_hash_map<const plugin::FilterConfig*, std::shared_ptr<Instance>>;
+
+  // Creates the worker instances of info's filters, taking those of `share` (may be null) whose
+  // config instance is the same rather than creating new ones.
+  WorkerFilterChain(std::shared_ptr<const ListenerInfo> info, uint32_t worker_index,
+                    const Shared* share = nullptr);
+  ~WorkerFilterChain();
   WorkerFilterChain(const WorkerFilterChain&) = delete;
   WorkerFilterChain& operator=(const WorkerFilterChain&) = delete;
 
   const ListenerInfo& info() const { return *info_; }
-  size_t size() const { return workers_.size(); }
+  size_t size() const { return instances_.size(); }
+  const plugin::FilterConfig& filter(size_t i) const { return *info_->filters[i]; }
   const sluice_filter_plugin& hooks(size_t i) const { return info_->filters[i]->hooks(); }
-  void* worker(size_t i) const { return workers_[i]; }
+  void* worker(size_t i) const { return instances_[i]->worker; }
   const std::string& name(size_t i) const { return info_->filters[i]->name(); }
   // The entry's failure_mode (its PluginRef in the listener or route config).
   config::FailureMode failureMode(size_t i) const;
   // The chain a request matched to `route` runs: this listener chain when the route has no
   // filters of its own (or `route` is nullptr: context-path routing, no route matched), else
   // the route's chain for this listener on this worker (routes[].filters, FiltersMode).
-  // Worker thread. Never null.
+  // `route` must point into the route table the worker runs now (WorkerRuntime::routes(), as
+  // router.h's route() returns it); O(1): its index in that table. Call it on the listener
+  // chain (the one the stream took from its slot); a route chain returns itself. The result's
+  // info() is the listener's (name, stats, access logs, limits) with the composed `filters`,
+  // and info().route names the route. Worker thread. Never null.
   std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
+
+  // Attaches `routes` (WorkerRuntime calls this for every live listener chain when the table
+  // changes): builds this worker's instances of the route chains of this listener; a route
+  // chain whose ListenerInfo is unchanged keeps its instances (and their state). Worker thread.
+  void setRoutes(const std::shared_ptr<const RouteTable>& routes);
 
  private:
   std::shared_ptr<const ListenerInfo> info_;
-  std::vector<void*> workers_;
+  uint32_t worker_index_;
+  std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
+  std::shared_ptr<const RouteTable> routes_;          // the table route_chains_ belong to
+  std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
+  bool warned_foreign_route_ = false;
 };
 
 class WorkerRuntime;
@@ -104,7 +144,10 @@ class WorkerRuntime {
   // sockets where given, listeners absent from `updates` stop accepting and their connections
   // close after their current request.
   void applyListeners(const std::vector<ListenerUpdate>& updates);
-  void setRoutes(std::shared_ptr<const RouteTable> routes) { routes_ = std::move(routes); }
+  // Swaps the route table and attaches it to every listener chain still alive on this worker
+  // (slots' and those in-flight requests hold), so a route chain change reaches keep-alive
+  // connections at their next request.
+  void setRoutes(std::shared_ptr<const RouteTable> routes);
   const config::Config& routes() const { return *routes_->config; }
   // The current table itself (a stream holds it while its matched route is in use).
   std::shared_ptr<const RouteTable> routeTable() const { return routes_; }
@@ -144,6 +187,7 @@ class WorkerRuntime {
   StreamRegistry streams_;
   std::shared_ptr<const RouteTable> routes_;
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
+  std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   bool draining_ = false;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -19,8 +20,8 @@
 #include "core/stats/families.h"
 #include "core/stats/text_format.h"
 #include "core/tls/tls_io.h"
-#include "core/upstream/health/manager.h"
 #include "core/upstream/cluster_state.h"
+#include "core/upstream/health/manager.h"
 #include "core/upstream/host.h"
 
 namespace sluice::server {
@@ -238,8 +239,7 @@ std::string Admin::clustersJson() const {
            "\", \"panic\": " + (server_.clusterManager().health().panic(name) ? "true" : "false") +
            ", \"max_requests_per_host\": " + std::to_string(c.info->config.max_requests_per_host) +
            ", \"max_queue\": " + std::to_string(c.info->config.max_queue) +
-           ", \"queue_length\": " + std::to_string(c.queue != nullptr ? c.queue->size() : 0) +
-           ", ";
+           ", \"queue_length\": " + std::to_string(c.queue != nullptr ? c.queue->size() : 0) + ", ";
     const uint64_t now_ms = upstream::health::HealthManager::nowMs();
     std::shared_ptr<upstream::ClusterState> st = upstream::ClusterState::forCluster(name);
     const config::CircuitBreakers& cb = c.info->config.circuit_breakers;
@@ -276,6 +276,30 @@ std::string Admin::clustersJson() const {
 }
 
 std::string Admin::pluginsJson() const {
+  // What uses each loaded library in the running config: "listener edge", "route api on
+  // listener edge", "cluster svc", "discovery 0".
+  std::map<const plugin::Library*, std::vector<std::string>> users;
+  auto use = [&](const plugin::Library* lib, std::string who) {
+    auto& list = users[lib];
+    if (std::find(list.begin(), list.end(), who) == list.end()) list.push_back(std::move(who));
+  };
+  const Built& built = server_.built();
+  for (const auto& l : built.listeners) {
+    for (const auto& f : l->filters) use(&f->library(), "listener " + l->config.name);
+  }
+  for (const auto& rc : built.route_chains) {
+    for (size_t i = 0; i < rc.info->filters.size(); ++i) {
+      const auto& base = rc.base->filters;
+      const auto& f = rc.info->filters[i];
+      if (std::find(base.begin(), base.end(), f) != base.end()) continue;  // the listener's
+      use(&f->library(), "route " + rc.info->route + " on listener " + rc.info->config.name);
+    }
+  }
+  for (const auto& c : built.clusters)
+    use(&c.info->balancer->library(), "cluster " + c.info->config.name);
+  for (size_t i = 0; i < built.discovery.size(); ++i) {
+    use(&built.discovery[i].plugin->library(), "discovery " + std::to_string(i));
+  }
   std::string out = "{\"plugins\": [";
   bool first = true;
   for (const auto& lib : server_.loader().libraries()) {
@@ -289,9 +313,11 @@ std::string Admin::pluginsJson() const {
            kindName(d.kind) + "\", \"version\": \"" +
            proxy::jsonEscape(d.version != nullptr ? d.version : "") + "\", \"abi\": \"" +
            std::to_string(d.abi_major) + "." + std::to_string(d.abi_minor) + "\", \"file\": \"" +
-           proxy::jsonEscape(lib->path()) + "\", \"content_hash\": \"" + hash + "\"}";
+           proxy::jsonEscape(lib->path()) + "\", \"content_hash\": \"" + hash +
+           "\", \"used_by\": " + jsonList(users[lib.get()]) + "}";
   }
-  out += "\n]}\n";
+  out += "\n], \"host_abi\": \"" + std::to_string(SLUICE_ABI_MAJOR) + "." +
+         std::to_string(SLUICE_ABI_MINOR) + "\"}\n";
   return out;
 }
 

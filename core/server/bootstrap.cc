@@ -4,8 +4,8 @@
 
 #include <algorithm>
 
-#include "core/common/log.h"
 #include "core/accesslog/registry.h"
+#include "core/common/log.h"
 #include "core/event/main_thread.h"
 #include "core/proxy/stream.h"
 #include "core/server/discovery_sink.h"
@@ -25,17 +25,9 @@ http::ParserLimits parserLimits(const config::Limits& l) {
   return p;
 }
 
-// Canonical text of a plugin reference: name, explicit path and its YAML config.
-std::string pluginKey(const config::PluginRef& ref) {
-  YAML::Emitter out;
-  out << YAML::Flow << ref.config;
-  return ref.name + "|" + ref.path + "|" + out.c_str();
-}
-
 std::string limitsKey(const config::Limits& l) {
-  return std::to_string(l.max_request_line_bytes) + "," + std::to_string(l.max_header_bytes) +
-         "," + std::to_string(l.max_header_count) + "," +
-         std::to_string(l.max_request_body_bytes) + "," +
+  return std::to_string(l.max_request_line_bytes) + "," + std::to_string(l.max_header_bytes) + "," +
+         std::to_string(l.max_header_count) + "," + std::to_string(l.max_request_body_bytes) + "," +
          std::to_string(l.request_header_timeout_ms) + "," + std::to_string(l.idle_timeout_ms);
 }
 
@@ -315,8 +307,14 @@ bool build(std::shared_ptr<const config::Config> config, plugin::Loader& loader,
   out->config = config;
   auto routes = std::make_unique<proxy::RouteTable>();
   routes->config = config;
-  out->routes = std::move(routes);
   buildListeners(*config, loader, previous, out, errors);
+  if (out->listeners.size() == config->listeners.size()) {
+    out->route_chains = buildRouteChains(
+        *config, loader, out->listeners, out->listener_keys,
+        previous != nullptr ? previous->route_chains : std::vector<BuiltRouteChain>{}, routes.get(),
+        errors);
+  }
+  out->routes = std::move(routes);
   buildClusters(*config, loader, previous, out, errors);
   buildDiscovery(*config, loader, previous, out, errors);
   return errors->size() == before;

@@ -16,6 +16,7 @@
 #include "core/plugin/plugin.h"
 #include "core/proxy/runtime.h"
 #include "core/server/cluster_manager.h"
+#include "core/server/route_chains.h"
 #include "core/upstream/cluster.h"
 
 namespace sluice::server {
@@ -34,6 +35,7 @@ struct Built {
   std::shared_ptr<const proxy::RouteTable> routes;
   std::vector<std::shared_ptr<const proxy::ListenerInfo>> listeners;
   std::vector<std::string> listener_keys;  // parallel to `listeners`
+  std::vector<BuiltRouteChain> route_chains;  // what routes->chains holds, with reuse keys
   std::vector<BuiltCluster> clusters;
   std::vector<BuiltDiscovery> discovery;
 };

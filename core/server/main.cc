@@ -1,8 +1,9 @@
 // sluice — edge proxy and API gateway.
 //
-//   sluice [-c FILE] [--validate [--no-bind-check]] [--log-level LEVEL] [--version]
+//   sluice [-c FILE] [--validate [--no-bind-check]] [--plugins] [--log-level LEVEL] [--version]
 //
 // Without -c, sluice serves its embedded default config (configs/demo.yaml at build time).
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -12,6 +13,7 @@
 #include "core/common/log.h"
 #include "core/config/config.h"
 #include "core/plugin/host_api.h"
+#include "core/plugin/plugin.h"
 #include "core/server/bootstrap.h"
 #include "core/server/listen.h"
 #include "core/server/server.h"
@@ -28,7 +30,8 @@ constexpr uint32_t kAccessLogFlushTimeoutMs = 5000;
 
 void usage(FILE* out) {
   fprintf(out,
-          "usage: sluice [-c FILE] [--validate [--no-bind-check]] [--log-level LEVEL] [--version]\n"
+          "usage: sluice [-c FILE] [--validate [--no-bind-check]] [--plugins] [--log-level LEVEL]\n"
+          "              [--version]\n"
           "\n"
           "  -c, --config FILE   YAML config to serve (default: the embedded demo config)\n"
           "  --validate          load the config and every plugin, check that every listener\n"
@@ -36,6 +39,9 @@ void usage(FILE* out) {
           "                      (file:line:col: reason), exit 0 or 1 without serving\n"
           "  --no-bind-check     with --validate: skip the bind check (for a config meant for\n"
           "                      another host, or one a running sluice already serves)\n"
+          "  --plugins           list every plugin found in the config's plugin_paths and in the\n"
+          "                      filters, balancers and discovery folders next to this binary\n"
+          "                      (name, kind, version, ABI, file), exit 0\n"
           "  --log-level LEVEL   debug, info, warn, error or off: minimum level logged to\n"
           "                      stderr (default info)\n"
           "  --version           print the version and the plugin ABI version\n"
@@ -63,9 +69,46 @@ void checkAddresses(const config::Config& cfg, std::vector<std::string>* errors)
   }
 }
 
+// --plugins: every plugin file the config's loader could find, one line each, in search order
+// (the first of a name and kind is the one a config naming it gets).
+int listPlugins(const config::Config& cfg) {
+  std::vector<std::string> dirs = cfg.plugin_paths;
+  for (sluice_plugin_kind kind :
+       {SLUICE_PLUGIN_KIND_FILTER, SLUICE_PLUGIN_KIND_BALANCER, SLUICE_PLUGIN_KIND_DISCOVERY}) {
+    std::string dir = plugin::builtinPluginDir(kind);
+    if (!dir.empty()) dirs.push_back(dir);
+  }
+  printf("plugin search folders (in order):\n");
+  for (size_t i = 0; i < dirs.size(); ++i) {
+    printf("  %s%s\n", dirs[i].c_str(),
+           i < cfg.plugin_paths.size() ? "  (plugin_paths)" : "  (next to the binary)");
+  }
+  std::vector<plugin::PluginFile> found = plugin::scanPlugins(dirs);
+  size_t w_name = 4, w_kind = 4, w_version = 7;
+  for (const auto& p : found) {
+    w_name = std::max(w_name, p.name.size());
+    w_kind = std::max(w_kind, p.kind.size());
+    w_version = std::max(w_version, p.version.size());
+  }
+  printf("\n%-*s  %-*s  %-*s  %-5s  %s\n", static_cast<int>(w_name), "NAME",
+         static_cast<int>(w_kind), "KIND", static_cast<int>(w_version), "VERSION", "ABI", "FILE");
+  for (const auto& p : found) {
+    std::string abi = std::to_string(p.abi_major) + "." + std::to_string(p.abi_minor);
+    printf("%-*s  %-*s  %-*s  %-5s  %s\n", static_cast<int>(w_name), p.name.c_str(),
+           static_cast<int>(w_kind), p.kind.c_str(), static_cast<int>(w_version), p.version.c_str(),
+           abi.c_str(), p.file.c_str());
+  }
+  printf("\n%zu plugin%s; this sluice has plugin ABI %u.%u (loads ABI %u.0 to %u.%u)\n",
+         found.size(), found.size() == 1 ? "" : "s", SLUICE_ABI_MAJOR, SLUICE_ABI_MINOR,
+         SLUICE_ABI_MAJOR, SLUICE_ABI_MAJOR, SLUICE_ABI_MINOR);
+  return 0;
+}
+
 int mainImpl(int argc, char** argv) {
+  plugin::setExecutablePath(argc > 0 ? argv[0] : "");
   std::string config_path;
   bool validate = false;
+  bool list_plugins = false;
   bool bind_check = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -82,6 +125,8 @@ int mainImpl(int argc, char** argv) {
       config_path = a.substr(9);
     } else if (a == "--validate" || a == "-t") {
       validate = true;
+    } else if (a == "--plugins") {
+      list_plugins = true;
     } else if (a == "--no-bind-check") {
       bind_check = false;
     } else if (a == "--log-level") {
@@ -112,6 +157,7 @@ int mainImpl(int argc, char** argv) {
   std::shared_ptr<const config::Config> cfg =
       config_path.empty() ? config::loadString(kEmbeddedConfig, "<embedded demo config>", &errors)
                           : config::loadFile(config_path, &errors);
+  if (cfg != nullptr && list_plugins) return listPlugins(*cfg);
   if (cfg != nullptr) {
     auto loader = server::makeLoader(*cfg);
     server::Built built;

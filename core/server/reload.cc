@@ -32,6 +32,29 @@ std::string filterNames(const proxy::ListenerInfo& l) {
   return s + "]";
 }
 
+// A route's filter entries for the reload log: "extend [a, -b, c]" (-: disabled).
+std::string routeFilters(const config::Route& r) {
+  std::string s = r.filters_mode == config::FiltersMode::kReplace ? "replace [" : "extend [";
+  for (size_t i = 0; i < r.filters.size(); ++i) {
+    s += (i == 0 ? "" : ", ") + std::string(r.filters[i].disabled ? "-" : "") + r.filters[i].name;
+  }
+  return s + "]";
+}
+
+// Whether two routes' filter entries differ in anything (names, configs, paths, modes).
+bool routeFiltersDiffer(const config::Route& a, const config::Route& b) {
+  if (a.filters_mode != b.filters_mode || a.filters.size() != b.filters.size()) return true;
+  for (size_t i = 0; i < a.filters.size(); ++i) {
+    const auto& x = a.filters[i];
+    const auto& y = b.filters[i];
+    if (pluginKey(x) != pluginKey(y) || x.disabled != y.disabled ||
+        x.failure_mode != y.failure_mode || x.failure_mode_given != y.failure_mode_given) {
+      return true;
+    }
+  }
+  return false;
+}
+
 // What differs between two builds, one line per change.
 std::vector<std::string> diff(const Built& old, const Built& next) {
   std::vector<std::string> out;
@@ -104,6 +127,12 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
       if (a.prefix != b.prefix || a.cluster != b.cluster || a.prefix_rewrite != b.prefix_rewrite) {
         out.push_back("route " + std::to_string(i) + " changed (" + b.prefix + " → " + b.cluster +
                       ")");
+      }
+      if (routeFiltersDiffer(a, b)) {
+        std::string was = routeFilters(a), now = routeFilters(b);
+        out.push_back("route " + std::to_string(i) + " (" + (b.name.empty() ? b.prefix : b.name) +
+                      "): filters " +
+                      (was == now ? now + " (settings changed)" : was + " → " + now));
       }
     }
   }

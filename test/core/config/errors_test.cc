@@ -322,7 +322,7 @@ TEST(ConfigErrors, PluginRefs) {
   EXPECT_TRUE(hasError(errors, "5:9", "listeners[0].filters[0]: missing required key 'name'"));
   EXPECT_TRUE(hasError(errors, "6:9",
                        "listeners[0].filters[1]: expected a filter plugin name or "
-                       "a mapping {name, path, config}, got a list"));
+                       "a mapping {name, path, config, failure_mode}, got a list"));
   EXPECT_TRUE(hasError(errors, "7:9", "listeners[0].filters[2]: invalid name 'bad name'"));
   EXPECT_TRUE(hasError(errors, "8:25", "listeners[0].filters[3].path: empty path"));
   EXPECT_EQ(errors.size(), 4u);

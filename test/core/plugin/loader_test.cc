@@ -2,6 +2,9 @@
 // line, the .so file, and the reason.
 #include <gtest/gtest.h>
 
+#include <limits.h>
+#include <unistd.h>
+
 #include <string>
 
 #include "core/plugin/host_api.h"
@@ -32,28 +35,126 @@ std::string loadError(Loader& loader, const config::PluginRef& r,
   return error;
 }
 
-TEST_F(LoaderTest, NotFoundListsEveryPathTried) {
-  std::string error = loadError(*loader_, ref("nowhere"));
-  EXPECT_EQ(error.find("/etc/sluice/sluice.yaml:7:9: plugin 'nowhere': not found (tried " +
-                       bad_dir_ + "/libnowhere.so, " + bad_dir_ + "/nowhere/libnowhere.so, " +
-                       filters_dir_ + "/libnowhere.so, "),
+TEST_F(LoaderTest, NotFoundSaysWhereItLookedWhatIsThereAndTheClosestName) {
+  std::string error = loadError(*loader_, ref("heders"));
+  EXPECT_EQ(error.find("/etc/sluice/sluice.yaml:7:9: plugin 'heders': not found: looked for "
+                       "libheders.so and heders/libheders.so in plugin_paths (" +
+                       bad_dir_ + ", " + filters_dir_ + ", " + balancers_dir_ + ", " +
+                       fixtures_dir_ + ") and in the filters folder next to the sluice binary ("),
             0u)
       << error;
-  EXPECT_NE(error.find(fixtures_dir_ + "/nowhere/libnowhere.so"), std::string::npos) << error;
+  // Only filters are listed (not the balancers in the same paths), each once.
+  EXPECT_NE(error.find("; filter plugins there: "), std::string::npos) << error;
+  EXPECT_NE(error.find("headers, "), std::string::npos) << error;
+  EXPECT_NE(error.find("request_id"), std::string::npos) << error;
+  EXPECT_EQ(error.find("round_robin"), std::string::npos) << error;
+  EXPECT_NE(error.find("; did you mean 'headers'?"), std::string::npos) << error;
+  EXPECT_EQ(error.find("/sluice-plugin-"), std::string::npos) << "a private copy leaked: " << error;
+
+  std::string balancer = loadError(*loader_, ref("round_robn"), SLUICE_PLUGIN_KIND_BALANCER);
+  EXPECT_NE(balancer.find("in the balancers folder next to the sluice binary"), std::string::npos)
+      << balancer;
+  EXPECT_NE(balancer.find("did you mean 'round_robin'?"), std::string::npos) << balancer;
+  EXPECT_EQ(balancer.find("headers"), std::string::npos) << balancer;
+}
+
+TEST_F(LoaderTest, NotFoundSuggestsNothingFarFromEveryName) {
+  std::string error = loadError(*loader_, ref("completely_unrelated"));
+  EXPECT_NE(error.find("filter plugins there: "), std::string::npos) << error;
+  EXPECT_EQ(error.find("did you mean"), std::string::npos) << error;
+}
+
+TEST_F(LoaderTest, NotFoundWithNoPluginPathsSaysSo) {
+  Loader bare({}, HostTables{});
+  std::string error = loadError(bare, ref("headerz"));
+  EXPECT_NE(error.find("in plugin_paths (none configured) and in the filters folder next to the "
+                       "sluice binary ("),
+            std::string::npos)
+      << error;
+}
+
+TEST_F(LoaderTest, NotFoundAtAnExplicitPathNamesThatFile) {
   config::PluginRef explicit_path = ref("nowhere");
   explicit_path.path = "/no/such/libnowhere.so";
   EXPECT_EQ(loadError(*loader_, explicit_path),
-            "/etc/sluice/sluice.yaml:7:9: plugin 'nowhere': not found (tried "
-            "/no/such/libnowhere.so)");
+            "/etc/sluice/sluice.yaml:7:9: plugin 'nowhere': not found: no file "
+            "/no/such/libnowhere.so (the entry's path:)");
 }
 
-TEST_F(LoaderTest, RefusesAFileThatIsNoSharedObject) {
+TEST_F(LoaderTest, TheFolderNextToTheBinaryIsNamedAsTheBinaryWasStarted) {
+  // bazel-bin/core/sluice started from the workspace: bazel-bin/filters, made absolute against
+  // the working directory, not the build cache that bazel-bin links to.
+  char cwd[PATH_MAX];
+  ASSERT_NE(::getcwd(cwd, sizeof(cwd)), nullptr);
+  setExecutablePath("bazel-bin/core/./sluice");
+  EXPECT_EQ(builtinPluginDir(SLUICE_PLUGIN_KIND_FILTER), std::string(cwd) + "/bazel-bin/filters");
+  EXPECT_EQ(builtinPluginDir(SLUICE_PLUGIN_KIND_BALANCER),
+            std::string(cwd) + "/bazel-bin/balancers");
+  EXPECT_EQ(builtinPluginDir(SLUICE_PLUGIN_KIND_DISCOVERY),
+            std::string(cwd) + "/bazel-bin/discovery");
+  setExecutablePath("/opt/sluice/bin/sluice");
+  EXPECT_EQ(builtinPluginDir(SLUICE_PLUGIN_KIND_FILTER), "/opt/sluice/filters");
+  std::string error = loadError(*loader_, ref("heders"));
+  EXPECT_NE(error.find("in the filters folder next to the sluice binary (/opt/sluice/filters)"),
+            std::string::npos)
+      << error;
+  setExecutablePath("");
+}
+
+TEST_F(LoaderTest, RefusesAFileThatIsNoSharedObjectNamingTheUsersFile) {
   std::string dir = test::testTmpDir();
   ASSERT_TRUE(test::writeFile(dir + "/libgarbage.so", "not an ELF file\n"));
   config::PluginRef r = ref("garbage");
   r.path = dir + "/libgarbage.so";
   std::string error = loadError(*loader_, r);
-  EXPECT_EQ(error.find(prefix("garbage", dir) + "cannot be loaded: "), 0u) << error;
+  EXPECT_EQ(error, prefix("garbage", dir) +
+                       "not a sluice plugin: not an ELF shared object (a plugin is a .so built "
+                       "against sluice's core/api headers, see docs/writing-a-filter.md)");
+}
+
+TEST_F(LoaderTest, DlopenAndDlsymErrorsNameTheUsersFileNotThePrivateCopy) {
+  // An ELF file that is no shared object: dlopen() refuses the private copy; the message names
+  // the user's file.
+  std::string dir = test::testTmpDir();
+  std::string elf = std::string(
+                        "\x7f"
+                        "ELF") +
+                    std::string(60, '\0');
+  ASSERT_TRUE(test::writeFile(dir + "/libhalf.so", elf));
+  config::PluginRef half = ref("half");
+  half.path = dir + "/libhalf.so";
+  std::string error = loadError(*loader_, half);
+  EXPECT_EQ(error.find(prefix("half", dir) + "cannot be loaded: "), 0u) << error;
+  EXPECT_EQ(error.find("/sluice-plugin-"), std::string::npos) << error;
+  // No entry symbol: dlerror() names the copy it looked in; the message names the user's file.
+  error = loadError(*loader_, ref("no_entry"));
+  EXPECT_EQ(
+      error.find(prefix("no_entry", bad_dir_) + "not a sluice plugin: no sluice_plugin_entry"), 0u)
+      << error;
+  EXPECT_EQ(error.find("/sluice-plugin-"), std::string::npos) << error;
+  EXPECT_EQ(error.find("-libno_entry.so"), std::string::npos) << error;
+}
+
+TEST_F(LoaderTest, ScanListsThePluginsInAFolderWithKindVersionAndAbi) {
+  std::vector<PluginFile> found = scanPlugins({filters_dir_, balancers_dir_, bad_dir_});
+  bool headers = false, round_robin = false;
+  for (const PluginFile& p : found) {
+    EXPECT_NE(p.file.find("/lib"), std::string::npos) << p.file;
+    if (p.name == "headers") {
+      headers = true;
+      EXPECT_EQ(p.kind, "filter");
+      EXPECT_EQ(p.version, "1.0.0");
+      EXPECT_EQ(p.abi_major, static_cast<uint32_t>(SLUICE_ABI_MAJOR));
+      EXPECT_EQ(p.file, filters_dir_ + "/headers/libheaders.so");
+    }
+    if (p.name == "round_robin") {
+      round_robin = true;
+      EXPECT_EQ(p.kind, "balancer");
+    }
+    EXPECT_NE(p.name, "no_entry") << "a file without the entry symbol is no plugin";
+  }
+  EXPECT_TRUE(headers);
+  EXPECT_TRUE(round_robin);
 }
 
 TEST_F(LoaderTest, RefusesEachBrokenRuleNamingFileLineAndReason) {
@@ -125,7 +226,7 @@ TEST_F(LoaderTest, OpensEachFileOnceWhileInUse) {
   auto b = loader_->load(ref("headers"), SLUICE_PLUGIN_KIND_FILTER, &error);
   ASSERT_NE(a, nullptr) << error;
   EXPECT_EQ(a, b);
-  EXPECT_EQ(a->path(), realPath(filters_dir_ + "/headers/libheaders.so"));
+  EXPECT_EQ(a->path(), filters_dir_ + "/headers/libheaders.so");
   EXPECT_EQ(a->name(), "headers");
   EXPECT_STREQ(a->descriptor().version, "1.0.0");
   // A cached library still refuses a request for another kind.

@@ -1,0 +1,109 @@
+// rate_limit — a token bucket per key, shared by every worker of the process; 429 when empty.
+//
+// YAML (every key optional except `rate`; docs/configuration.md "### rate_limit" has the full
+// reference):
+//   filters:
+//     - name: rate_limit
+//       config:
+//         rate: 100              # tokens per `per` (a number > 0: 0.5, 100, 2500)
+//         per: second            # second | minute | hour
+//         burst: 200             # bucket size (integer >= 1); default: rate rounded up
+//         key: client_ip         # client_ip | consumer | route | cluster | listener
+//                                # | {header: X-Tenant} | a list of these (all must be present)
+//         missing_key: shared    # shared (one bucket for every request without the key,
+//                                # the default) | allow (not limited) | deny (429)
+//         max_keys: 100000       # keys held at once (bounded memory; eviction beyond it)
+//         ipv6_prefix: 128       # client_ip of IPv6 clients: limit per /N network (1..128)
+//         policy: default        # the policy name in the RateLimit headers; entries with the
+//                                # same name and parameters share their buckets
+//         headers_on_success: false  # RateLimit headers on admitted responses too
+//
+// Key values: client_ip is the downstream peer's address without the port (IPv4 dotted, IPv6
+// without brackets, an IPv4-mapped IPv6 address as IPv4); consumer is the request context's
+// `consumer` (set by an auth filter earlier in the chain); route/cluster/listener are the
+// request's attributes; {header: N} the first field N (an empty value counts as missing).
+//
+// Denied requests: 429 with the gateway's JSON error body, `Retry-After` (RFC 9110 §10.2.3:
+// whole seconds, rounded up, >= 1) and `RateLimit-Policy` / `RateLimit` in the structured-field
+// syntax of draft-ietf-httpapi-ratelimit-headers-10:
+//   RateLimit-Policy: "default";q=100;w=1      the sustained rate: q requests per w seconds
+//   RateLimit: "default";r=0;t=2               r tokens left now, t seconds until full again
+//
+// Threads: the config (and its bucket table) is built on the main thread and shared by every
+// worker; buckets are updated with one CAS (gcra.h). Reload: the table lives in a process-wide
+// registry keyed by (policy, key spec, rate, burst, max_keys); a new config instance with the
+// same identity gets the same table while the old one is still alive (a reload keeps buckets).
+// A rebuilt .so (a changed file) is a fresh copy and starts with full buckets.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "core/api/sdk/config.h"
+#include "core/api/sdk/filter.h"
+#include "core/api/sdk/host.h"
+#include "core/api/sdk/metrics.h"
+#include "filters/rate_limit/gcra.h"
+
+namespace sluice::filters::rate_limit {
+
+// One part of the key.
+struct KeyPart {
+  enum class Kind { kClientIp, kHeader, kConsumer, kRoute, kCluster, kListener };
+  Kind kind = Kind::kClientIp;
+  std::string header;  // kHeader only
+};
+
+enum class MissingKey { kShared, kAllow, kDeny };
+
+// "1.2.3.4:80" -> "1.2.3.4"; "[::1]:80" -> "::1"; "[::ffff:1.2.3.4]:80" -> "1.2.3.4"; IPv6 cut
+// to its first `ipv6_prefix` bits ("2001:db8::/64"). An address without a port is kept whole.
+std::string clientIp(std::string_view address, int ipv6_prefix);
+
+// The table shared by every config instance with the same identity (see the header comment).
+std::shared_ptr<GcraTable> sharedTable(const std::string& identity, uint64_t interval_ns,
+                                       uint64_t burst, size_t max_keys);
+
+// Immutable after construction (main thread); read by every worker.
+struct RateLimitConfig {
+  RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& host);
+
+  double rate = 0;           // tokens per `per_seconds`
+  uint64_t per_seconds = 1;  // 1, 60 or 3600
+  uint64_t burst = 0;        // bucket size
+  uint64_t interval_ns = 0;  // 1 s / (tokens per second), rounded to the nanosecond
+  std::vector<KeyPart> key;  // at least one part
+  MissingKey missing_key = MissingKey::kShared;
+  uint64_t max_keys = 100000;
+  int ipv6_prefix = 128;
+  std::string policy = "default";
+  bool headers_on_success = false;
+  std::string policy_header;  // the RateLimit-Policy value, precomputed
+  std::shared_ptr<GcraTable> table;
+  sdk::Counter admitted, limited, missing;
+
+  // The request's key (parts length-prefixed, so no two part lists collide), or false when a
+  // part is absent.
+  bool keyOf(const sdk::Stream& stream, std::string* out) const;
+  // The `RateLimit` value for a decision.
+  std::string limitHeader(const Decision& d) const;
+};
+
+// Per request.
+class RateLimitFilter : public sdk::Filter {
+ public:
+  explicit RateLimitFilter(const RateLimitConfig& config) : config_(config) {}
+
+  sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
+  sdk::FilterStatus onResponseHeaders(sdk::Stream& stream, bool end_stream) override;
+
+ private:
+  const RateLimitConfig& config_;
+  bool limited_ = false;  // this request went through the bucket and was admitted
+  Decision decision_;
+};
+
+}  // namespace sluice::filters::rate_limit
