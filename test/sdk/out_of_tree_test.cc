@@ -9,9 +9,11 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <regex>
 #include <string>
 #include <vector>
 
+#include "core/api/common.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -127,6 +129,26 @@ TEST_F(OutOfTreeTest, StockBinaryValidatesAConfigNamingIt) {
     EXPECT_EQ(runSluice({"--validate", "-c", config.path()}, &out), 0) << how << ": " << out;
     EXPECT_NE(out.find("OK"), std::string::npos) << out;
   }
+}
+
+// Installed into a plugin folder instead of named by `path:`: found by name, and listed by
+// `sluice --plugins` with its version and ABI.
+TEST_F(OutOfTreeTest, FoundByNameInPluginPathsAndListed) {
+  std::string dir = root_ + "/plugins";
+  std::string out;
+  ASSERT_EQ(runBash("mkdir -p '" + dir + "' && cp '" + plugin() + "' '" + dir + "/'", &out), 0)
+      << out;
+  std::string yaml = substitute(
+      kValidate,
+      {{"PLUGINS", "[\"" + dir + "\"]"}, {"PORT", std::to_string(freePort())}, {"RATE", "5"}});
+  yaml.erase(yaml.find("        path: ${SO}\n"), std::string("        path: ${SO}\n").size());
+  // The cluster's default balancer comes from the folder next to the binary.
+  TempConfig config(yaml);
+  EXPECT_EQ(runSluice({"--validate", "-c", config.path()}, &out), 0) << out;
+  EXPECT_EQ(runSluice({"--plugins", "-c", config.path()}, &out), 0) << out;
+  std::regex listed("\\nslow_down +filter +1\\.0\\.0 +" + std::to_string(SLUICE_ABI_MAJOR) + "\\." +
+                    std::to_string(SLUICE_ABI_MINOR) + " +" + dir + "/libslow_down\\.so");
+  EXPECT_TRUE(std::regex_search(out, listed)) << out;
 }
 
 TEST_F(OutOfTreeTest, ItsConfigErrorsNameTheFileAndLine) {
