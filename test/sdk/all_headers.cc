@@ -37,13 +37,15 @@ namespace sdk = sluice::sdk;
 // Configs: one reading everything the ConfigNode offers (and declaring metrics), one empty.
 struct FullConfig {
   FullConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
-    node.requireOnlyKeys({"s", "b", "i", "d", "list", "map"});
+    node.requireOnlyKeys({"s", "b", "i", "d", "list", "map", "file"});
     s = node.getString("s", "x");
     b = node.getBool("b", false);
     i = node.getInt("i", 1, 0, 10);
     d = node.getDouble("d", 0.5);
     if (node.has("list")) list = node["list"].asStringList().size();
     if (node.has("map")) list += node["map"].asStringMap().size();
+    if (node.has("file"))
+      node["file"].dependsOnFile(node["file"].resolvePath(node.getString("file", "")));
     sdk::Metrics metrics(host);
     hits = metrics.counter("hits_total", "Hits.", {{"kind", "test"}});
     level = metrics.gauge("level", "Level.");
@@ -81,6 +83,7 @@ class FullFilter : public sdk::Filter {
     stream.removeHeader(sdk::HeaderMap::kRequest, "X-Drop");
     stream.forEachHeader(sdk::HeaderMap::kRequest, [](std::string_view, std::string_view) {});
     stream.setContext("test.key", stream.routeName());
+    if (stream.upstreamPath().size() > 1) stream.setUpstreamPath("/");
     if (stream.context("consumer") && stream.requestHeader("X-A")) {
       stream.sendLocalReply(403, "no\n", "text/plain", {{"X-Why", "test"}});
       return sdk::FilterStatus::kStop;
