@@ -3,7 +3,9 @@
 // plain g++ and pkg-config (the one-line command of docs/writing-a-filter.md, and its Makefile),
 // then the .so named with `path:` in a config of the stock sluice binary: --validate accepts it
 // (and reports its config errors with file:line), and requests go through it: paced requests
-// are held by its timer and then proxied, early ones are answered 429 with Retry-After.
+// are held by its timer and then proxied, early ones are answered 429 with Retry-After; behind
+// api_key_auth it paces by the `consumer` that filter put in the request context. Also found
+// by name in a plugin_paths folder and listed by `sluice --plugins`.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -229,6 +231,57 @@ TEST_F(OutOfTreeTest, RequestsGoThroughItsTimerAndItsLocalReply) {
   EXPECT_GE(retry_after, 50);
   EXPECT_LE(retry_after, 100);
   EXPECT_NE(second.body.find("\"status\":429"), std::string::npos) << second.body;
+}
+
+// Behind api_key_auth (a filter of this repository), the out-of-tree filter paces by the
+// `consumer` api_key_auth put in the request context: one consumer's early request is refused
+// while another consumer passes, and an exempt consumer is never paced.
+constexpr char kBehindAuth[] = R"(workers: 1
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: keyed
+    address: 127.0.0.1:${PORT}
+    filters:
+      - name: api_key_auth
+        config:
+          keys:
+            - { key: key-alice-0001, consumer: alice }
+            - { key: key-bob-0002, consumer: bob }
+            - { key: key-ops-0003, consumer: ops }
+      - name: slow_down
+        path: ${SO}
+        config: { rate: 0.01, max_delay_ms: 0, exempt_consumers: [ops] }
+routes:
+  - prefix: /
+    cluster: echo
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)";
+
+TEST_F(OutOfTreeTest, PacesByTheConsumerAnAuthFilterSet) {
+  EchoBackend backend("echo");
+  Gateway gateway(kBehindAuth, {{"SO", plugin()}, {"BACKEND", backend.address()}});
+  ASSERT_TRUE(gateway.ready());
+  auto get = [&](const std::string& key) {
+    return httpGet(gateway.port(), "/", {{"X-Api-Key", key}});
+  };
+  Response alice = get("key-alice-0001");
+  ASSERT_TRUE(alice.complete) << alice.error;
+  EXPECT_EQ(alice.status, 200) << alice.body;
+  Response alice_again = get("key-alice-0001");
+  EXPECT_EQ(alice_again.status, 429) << alice_again.body;
+  EXPECT_FALSE(alice_again.header("Retry-After").empty());
+  // Same client address, another consumer: its own turn.
+  Response bob = get("key-bob-0002");
+  EXPECT_EQ(bob.status, 200) << bob.body;
+  for (int i = 0; i < 3; ++i) {
+    Response ops = get("key-ops-0003");
+    EXPECT_EQ(ops.status, 200) << ops.body;
+  }
+  // Without a key api_key_auth answers first; slow_down never sees the request.
+  Response none = httpGet(gateway.port(), "/");
+  EXPECT_EQ(none.status, 401) << none.body;
 }
 
 }  // namespace
