@@ -32,6 +32,13 @@ std::string filterNames(const proxy::ListenerInfo& l) {
   return s + "]";
 }
 
+// Every filter entry's YAML (to tell a file-only rebuild from a settings change).
+std::string pluginKeys(const proxy::ListenerInfo& l) {
+  std::string s;
+  for (const auto& f : l.config.filters) s += pluginKey(f) + ";";
+  return s;
+}
+
 // A route's filter entries for the reload log: "extend [a, -b, c]" (-: disabled).
 std::string routeFilters(const config::Route& r) {
   std::string s = r.filters_mode == config::FiltersMode::kReplace ? "replace [" : "extend [";
@@ -79,8 +86,16 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
       out.push_back("listener '" + l.config.name + "': context_path '" + o.config.context_path +
                     "' → '" + l.config.context_path + "'");
     }
-    if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
-        o.config.address == l.config.address && o.config.context_path == l.config.context_path) {
+    bool files_only = false;
+    for (const std::string& c : next.file_changes) {
+      files_only = files_only || c.rfind("listener '" + l.config.name + "': ", 0) == 0;
+    }
+    if (files_only && pluginKeys(o) != pluginKeys(l)) files_only = false;
+    if (files_only) {
+      // Named below, filter by filter, with the file that changed.
+    } else if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
+               o.config.address == l.config.address &&
+               o.config.context_path == l.config.context_path) {
       out.push_back("listener '" + l.config.name +
                     "': filter settings, limits, TLS, access logs or plugin files changed");
     } else if (filterNames(o) != filterNames(l)) {
@@ -147,6 +162,8 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
                     ") restarted with its new config");
     }
   }
+  // Chains rebuilt because a file a filter depends on changed (its YAML did not).
+  for (const std::string& c : next.file_changes) out.push_back(c);
   return out;
 }
 
