@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -30,6 +31,20 @@ std::string filterNames(const proxy::ListenerInfo& l) {
     s += (i == 0 ? "" : ", ") + l.config.filters[i].name;
   }
   return s + "]";
+}
+
+// Every file the running filters depend on (listener and route chains), with its digest.
+std::map<std::string, std::string> dependencies(const Built& built) {
+  std::map<std::string, std::string> files;
+  auto add = [&](const proxy::ListenerInfo& l) {
+    for (const auto& f : l.filters) {
+      if (f == nullptr) continue;
+      for (const plugin::FileDependency& d : f->files()) files[d.path] = d.sha256;
+    }
+  };
+  for (const auto& l : built.listeners) add(*l);
+  for (const auto& c : built.route_chains) add(*c.info);
+  return files;
 }
 
 // Every filter entry's YAML (to tell a file-only rebuild from a settings change).
@@ -368,19 +383,26 @@ void Server::updateWatch() {
     watch_.reset();
     return;
   }
-  if (watch_ != nullptr) return;
+  // The config file and every file a filter depends on (depends_on_file: keys files, htpasswd
+  // files, JWKS).
+  std::vector<std::string> files{source_.path};
+  for (const auto& [path, digest] : dependencies(built_)) files.push_back(path);
+  if (watch_ != nullptr && watch_->files() == files) return;
   // Applied 200 ms after the file went quiet, and at most 1 s after its first change even while
   // it keeps changing (docs/operations.md).
-  watch_ =
-      std::make_unique<FileWatch>(base_, "watch_config", std::vector<std::string>{source_.path},
-                                  kWatchQuietMs, kWatchMaxWaitMs, [this] {
-                                    std::ifstream in(source_.path, std::ios::binary);
-                                    std::stringstream text;
-                                    if (in) text << in.rdbuf();
-                                    if (in && text.str() == built_.config->text)
-                                      return;  // touched, not changed
-                                    reload("file watch", false);
-                                  });
+  watch_ = std::make_unique<FileWatch>(
+      base_, "watch_config", files, kWatchQuietMs, kWatchMaxWaitMs, [this] {
+        std::ifstream in(source_.path, std::ios::binary);
+        std::stringstream text;
+        if (in) text << in.rdbuf();
+        bool same = in && text.str() == built_.config->text;
+        for (const auto& [path, digest] : dependencies(built_)) {
+          std::string now, error;
+          same = same && plugin::fileSha256(path, &now, &error) && now == digest;
+        }
+        if (same) return;  // touched, not changed
+        reload("file watch", false);
+      });
 }
 
 }  // namespace sluice::server
