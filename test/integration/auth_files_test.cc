@@ -248,6 +248,48 @@ TEST_F(AuthFilesTest, UnreadableKeysFileRefusesTheReloadAndOldKeysKeepWorking) {
   EXPECT_EQ(keyStatus(*gw, "key-of-alice"), 401);
 }
 
+// A route's own filter entry (routes[].filters) reading a file: its chain is rebuilt the same.
+TEST_F(AuthFilesTest, RouteChainIsRebuiltWhenItsKeysFileChanges) {
+  std::string keys = uniqueTmpPath("route-keys");
+  writeInPlace(keys, "bob key-of-bob\n");
+  Gateway gw(R"(workers: 2
+plugin_paths: ${PLUGINS}
+admin: {address: 127.0.0.1:${ADMIN}}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+routes:
+  - name: private
+    prefix: /private
+    cluster: echo
+    filters:
+      - name: api_key_auth
+        config: {keys_file: ${KEYS}}
+  - prefix: /public
+    cluster: echo
+)",
+             {{"BACKEND", backend_->address()}, {"KEYS", baseName(keys)}});
+  ASSERT_TRUE(gw.ready());
+  auto status = [&](const std::string& key) {
+    return httpGet(gw.port(), "/private/x", {{"X-Api-Key", key}}).status;
+  };
+  EXPECT_EQ(status("key-of-bob"), 200);
+  EXPECT_EQ(httpGet(gw.port(), "/public/x").status, 200);
+  writeInPlace(keys, "carol key-of-carol\n");
+  Response reload = httpRequest(gw.adminPort(), "POST", "/reload");
+  EXPECT_EQ(reload.status, 200) << reload.body;
+  EXPECT_NE(reload.body.find("route 'private' on listener 'edge': filter 'api_key_auth' "
+                             "rebuilt: " +
+                             keys + " changed"),
+            std::string::npos)
+      << reload.body;
+  EXPECT_TRUE(eventually([&] { return status("key-of-carol"); }, 200));
+  EXPECT_EQ(status("key-of-bob"), 401);
+}
+
 TEST_F(AuthFilesTest, QueryParameterKeyIsNotForwardedUpstream) {
   auto gw = startGateway(*backend_, R"(
       - name: api_key_auth
