@@ -290,6 +290,34 @@ routes:
   EXPECT_EQ(status("key-of-bob"), 401);
 }
 
+// watch_config also watches the files the filters depend on: an edit reloads by itself.
+TEST_F(AuthFilesTest, WatchConfigReloadsWhenAKeysFileChanges) {
+  std::string keys = uniqueTmpPath("watched-keys");
+  writeInPlace(keys, "bob key-of-bob\n");
+  Gateway gw(R"(workers: 1
+watch_config: true
+plugin_paths: ${PLUGINS}
+admin: {address: 127.0.0.1:${ADMIN}}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+    filters:
+      - name: api_key_auth
+        config: {keys_file: ${KEYS}}
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)",
+             {{"BACKEND", backend_->address()}, {"KEYS", keys}});
+  ASSERT_TRUE(gw.ready());
+  EXPECT_EQ(keyStatus(gw, "key-of-bob"), 200);
+  writeInPlace(keys, "carol key-of-carol\n");
+  EXPECT_TRUE(eventually([&] { return keyStatus(gw, "key-of-carol"); }, 200))
+      << "no reload after the keys file changed";
+  EXPECT_EQ(keyStatus(gw, "key-of-bob"), 401);
+}
+
 TEST_F(AuthFilesTest, QueryParameterKeyIsNotForwardedUpstream) {
   auto gw = startGateway(*backend_, R"(
       - name: api_key_auth
