@@ -223,7 +223,13 @@ void buildClusters(const config::Config& cfg, plugin::Loader& loader, const Buil
       const BuiltCluster& old = previous->clusters[i];
       if (old.info->config.name == c.name && old.key == built.key &&
           sameLibrary(old.info->balancer, balancer)) {
-        built.info = old.info;
+        std::string why = plugin::changedFile(old.info->balancer->files(), balancer->files());
+        if (why.empty()) {
+          built.info = old.info;
+        } else {
+          out->file_changes.push_back("cluster '" + c.name + "': balancer '" + balancer->name() +
+                                      "' rebuilt: " + why);
+        }
       }
     }
     if (built.info == nullptr) {

@@ -137,7 +137,11 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
       out.push_back("cluster '" + name + "': balancer " + o.info->config.balancer.name + " → " +
                     c.info->config.balancer.name);
     } else if (o.info != c.info) {
-      out.push_back("cluster '" + name + "': settings or balancer config changed");
+      bool files_only = false;  // then named with the file below
+      for (const std::string& f : next.file_changes) {
+        files_only = files_only || f.rfind("cluster '" + name + "': ", 0) == 0;
+      }
+      if (!files_only) out.push_back("cluster '" + name + "': settings or balancer config changed");
     }
     std::set<std::string> a, b;
     for (const auto& e : o.endpoints) a.insert(e.address);
