@@ -163,6 +163,25 @@ TEST(ApiKeyAuthTest, AKeyFromTheQueryIsRemovedFromTheForwardedTarget) {
   EXPECT_EQ(kept.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p?api_key=key-bob&x=1");
 }
 
+TEST(RemoveQueryParamTest, KeepsEverythingElseByteForByte) {
+  using auth::removeQueryParam;
+  EXPECT_EQ(removeQueryParam("/p", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?", "k"), "/p?");
+  EXPECT_EQ(removeQueryParam("/p?a=1", "k"), "/p?a=1");
+  EXPECT_EQ(removeQueryParam("/p?k=1", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?k", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?k=1&k=2", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?a=%2F+x&k=1&b", "k"), "/p?a=%2F+x&b");
+  EXPECT_EQ(removeQueryParam("/p?b=2&a=1&k=1", "k"), "/p?b=2&a=1") << "order kept";
+  EXPECT_EQ(removeQueryParam("/p?a=1&&k=1&b=2", "k"), "/p?a=1&&b=2") << "empty pairs kept";
+  EXPECT_EQ(removeQueryParam("/p?%6B=1&a", "k"), "/p?a") << "encoded name";
+  EXPECT_EQ(removeQueryParam("/p?kk=1&xk=2&k2=3", "k"), "/p?kk=1&xk=2&k2=3");
+  EXPECT_EQ(removeQueryParam("/p?K=1", "k"), "/p?K=1") << "names are case-sensitive";
+  EXPECT_EQ(removeQueryParam("/p?a=k=1&k=%zz", "k"), "/p?a=k=1") << "bad value, same name";
+  EXPECT_EQ(removeQueryParam("/p?k=1#frag", "k"), "/p#frag");
+  EXPECT_EQ(removeQueryParam("/a/b%20c?k=1&x", "k"), "/a/b%20c?x") << "path untouched";
+}
+
 TEST(ApiKeyAuthTest, RelativeKeysFileIsTakenFromTheConfigDirectory) {
   // The unit-test host has no config file: relative paths resolve against the current directory.
   TempFile file("dave key-dave\n");
