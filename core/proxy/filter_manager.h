@@ -132,9 +132,6 @@ class FilterManager {
   void resume();
   int bufferBody(FilterDir dir, uint64_t max_bytes, uint32_t over_limit_status);
   int bodyReplace(FilterDir dir, std::string_view data);
-  // True during an on_request_headers hook, or outside hooks while the request is paused in its
-  // headers (the request head has not gone upstream).
-  bool inRequestHeaders() const;
   uint64_t armTimer(uint64_t delay_ms, sluice_timer_fn fn, void* arg);
   int cancelTimer(uint64_t id);
   // A post() arrived for this stream: runs fn with the stream (no known filter).

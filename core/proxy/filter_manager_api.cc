@@ -79,13 +79,6 @@ int FilterManager::bufferBody(FilterDir d, uint64_t max_bytes, uint32_t over_lim
   return 0;
 }
 
-bool FilterManager::inRequestHeaders() const {
-  if (ended_) return false;
-  const Dir& s = dirs_[static_cast<int>(FilterDir::kRequest)];
-  if (hook_depth_ > 0) return in_headers_hook_ && current_dir_ == FilterDir::kRequest;
-  return s.state == State::kPaused;
-}
-
 int FilterManager::bodyReplace(FilterDir d, std::string_view data) {
   if (replace_filter_ == kNone || hook_depth_ == 0 || current_ != replace_filter_ ||
       replace_dir_ != d) {

@@ -187,37 +187,6 @@ std::string_view Stream::attribute(sluice_attribute attr) const {
   }
 }
 
-namespace {
-
-// RFC 9112 §3.2.1 origin-form: absolute-path ["?" query], with RFC 3986 pchar, "/" and "?"
-// (pct-encodings well formed; no fragment).
-bool validOriginForm(std::string_view p) {
-  if (p.empty() || p[0] != '/' || p.size() > 8192) return false;
-  auto hex = [](char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-  };
-  for (size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    if (c == '%') {
-      if (i + 2 >= p.size() || !hex(p[i + 1]) || !hex(p[i + 2])) return false;
-      i += 2;
-      continue;
-    }
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    std::string_view("-._~!$&'()*+,;=:@/?").find(c) != std::string_view::npos;
-    if (!ok) return false;
-  }
-  return true;
-}
-
-}  // namespace
-
-int Stream::setUpstreamPath(std::string_view path) {
-  if (!fm_.inRequestHeaders() || sent_upstream_ || !validOriginForm(path)) return -1;
-  upstream_path_.assign(path.data(), path.size());
-  return 0;
-}
-
 uint64_t Stream::startTimeUs(sluice_clock clock) const {
   return clock == SLUICE_CLOCK_REALTIME ? static_cast<uint64_t>(info_.start_unix_us)
                                         : info_.start_mono_us;

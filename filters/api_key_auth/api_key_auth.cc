@@ -69,8 +69,8 @@ void readInlineKeys(const sdk::ConfigNode& list, KeyCollector& keys) {
 }
 
 void readKeysFile(const sdk::ConfigNode& node, KeyCollector& keys) {
-  std::string path = node.asString();
-  std::string data = auth::readConfigFile(node);
+  std::string path;
+  std::string data = auth::readConfigFile(node, 16u << 20, &path);
   std::string_view rest = data;
   for (size_t line_no = 1; !rest.empty(); ++line_no) {
     size_t nl = rest.find('\n');
@@ -139,6 +139,7 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   }
   std::optional<std::string> key;
   bool invalid = false;
+  bool from_query = false;
   if (!config_.header.empty()) {
     auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
     if (value) {
@@ -152,6 +153,7 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
     if (q.present) {
       key = std::move(q.value);
       invalid = q.malformed;
+      from_query = true;
     }
   }
   const char* reason = nullptr;
@@ -168,6 +170,13 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   config_.counters.allowed();
   if (config_.strip_credential && !config_.header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
+  }
+  // The key must not reach the upstream (or its logs) in the request line either. The host
+  // refuses the shortened target only when the client's had characters outside RFC 3986: an
+  // error then (failure_mode decides), rather than forwarding the key.
+  if (config_.strip_credential && from_query &&
+      !auth::stripQueryCredential(stream, config_.query_param)) {
+    return sdk::FilterStatus::kError;
   }
   auth::setConsumer(stream, *consumer, "api_key", config_.consumer_header);
   return sdk::FilterStatus::kContinue;

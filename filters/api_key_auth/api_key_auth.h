@@ -10,9 +10,11 @@
 //
 // On success: context `consumer` = the key's consumer and `auth.method` = `api_key`; the
 // consumer is forwarded in `consumer_header` (every incoming copy of that header is removed
-// first, on every request, so a client cannot forge it); the key header is removed before
-// forwarding when `strip_credential` is on. A key given in the query parameter stays in the
-// forwarded request target: ABI 1.2 gives a filter no way to rewrite the path.
+// first, on every request, so a client cannot forge it); when `strip_credential` is on (the
+// default) the key header is removed before forwarding, and a key that came from the query
+// parameter is removed from the request target sent upstream (every parameter of that name; the
+// others keep their bytes and order; Stream::setUpstreamPath). The access log keeps the client's
+// target.
 //
 // On failure: 401, Content-Type application/json, body
 //   {"error":"unauthorized","reason":"missing api key"}  (no header, no parameter)
@@ -28,12 +30,14 @@
 //       config:
 //         header: X-Api-Key          # header carrying the key; "" = do not read a header
 //         query_param: api_key       # query parameter carrying the key (default: none)
-//         strip_credential: true     # remove the key header before forwarding
+//         strip_credential: true     # remove the key (header or query parameter) upstream
 //         consumer_header: X-Consumer  # forward the consumer name; "" = do not
 //         www_authenticate: 'ApiKey realm="api"'  # WWW-Authenticate of the 401 (default none)
 //         keys:                      # inline keys
 //           - {key: "k-123", consumer: alice}
-//         keys_file: /etc/sluice/api-keys   # absolute path; read at config load and reload
+//         keys_file: api-keys        # relative to the config file's directory, or absolute;
+//                                    # read at load; a reload re-reads it and rebuilds the filter
+//                                    # when its content changed (even with the YAML unchanged)
 //
 // keys_file format: one key a line, `<consumer> <key>` separated by spaces or tabs; blank lines
 // and lines starting with '#' are ignored; the key is the rest of the line after the consumer

@@ -151,13 +151,19 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes) {
-  std::string path = node.asString();
-  if (path.empty() || path[0] != '/') {
-    node.fail("'" + path +
-              "' is not an absolute path (plugin files are not resolved against the config "
-              "file's directory; write the full path)");
+std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes, std::string* resolved) {
+  std::string written = node.asString();
+  if (written.empty()) node.fail("empty file path");
+  std::string path = node.resolvePath(written);
+  if (resolved != nullptr) *resolved = path;
+  {
+    // For the reason in the message (dependsOnFile only says it cannot read the file).
+    std::ifstream probe(path, std::ios::binary);
+    if (!probe) node.fail("cannot open '" + path + "': " + std::strerror(errno));
   }
+  // The digest before the bytes: if the file changes in between, the digest is the older one and
+  // the next reload rebuilds once more (the other order could miss a change for good).
+  node.dependsOnFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) node.fail("cannot open '" + path + "': " + std::strerror(errno));
   std::ostringstream buf;
@@ -168,6 +174,46 @@ std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes) {
     node.fail("'" + path + "' is larger than " + std::to_string(max_bytes) + " bytes");
   }
   return data;
+}
+
+std::string removeQueryParam(std::string_view target, std::string_view name) {
+  size_t q = target.find('?');
+  if (q == std::string_view::npos) return std::string(target);
+  size_t hash = target.find('#', q);
+  std::string_view query =
+      target.substr(q + 1, hash == std::string_view::npos ? hash : hash - q - 1);
+  std::string_view fragment =
+      hash == std::string_view::npos ? std::string_view() : target.substr(hash);
+  std::string kept;
+  bool removed = false;
+  bool any_kept = false;
+  while (true) {
+    size_t amp = query.find('&');
+    std::string_view pair = query.substr(0, amp);
+    std::optional<std::string> decoded = percentDecode(pair.substr(0, pair.find('=')));
+    if (decoded && *decoded == name) {
+      removed = true;
+    } else {
+      if (any_kept) kept += '&';
+      kept += pair;
+      any_kept = true;
+    }
+    if (amp == std::string_view::npos) break;
+    query.remove_prefix(amp + 1);
+  }
+  if (!removed) return std::string(target);
+  std::string out(target.substr(0, q));
+  if (!kept.empty()) out += "?" + kept;
+  out += fragment;
+  return out;
+}
+
+bool stripQueryCredential(sdk::Stream& stream, std::string_view name) {
+  std::string_view now = stream.upstreamPath();
+  if (now.empty()) return true;  // not routed: nothing goes upstream
+  std::string next = removeQueryParam(now, name);
+  if (next == now) return true;
+  return stream.setUpstreamPath(next);
 }
 
 std::string headerNameKey(const sdk::ConfigNode& map, const char* key, const std::string& def,

@@ -63,11 +63,23 @@ QueryValue queryParam(std::string_view target, std::string_view name);
 // ASCII case-insensitive equality.
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 
-// `value` of a config key naming a file: must be an absolute path (the plugin ABI does not tell
-// a plugin where its config file lives, so relative paths cannot be resolved as the host does for
-// its own paths). Returns the file's bytes; throws ConfigError at `node` when relative,
-// unreadable or larger than `max_bytes`.
-std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes = 16u << 20);
+// `value` of a config key naming a file: an absolute path, or one relative to the directory of
+// the config file (resolved by the host: ConfigNode::resolvePath). Declares the file to the host
+// (ConfigNode::dependsOnFile, before reading it), so a reload rebuilds the filter when the file's
+// content changed even if the YAML did not. Returns the file's bytes; *resolved (may be null)
+// gets the resolved path. Throws ConfigError at `node` when empty, unreadable (with the reason)
+// or larger than `max_bytes`.
+std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes = 16u << 20,
+                           std::string* resolved = nullptr);
+
+// `target` ("/p?a=1&b=2") without every query parameter whose name, percent-decoded, is `name`;
+// the other parameters keep their bytes and order; a query left empty loses its '?'. The
+// fragment, if any, stays. Returns `target` unchanged when no parameter has that name.
+std::string removeQueryParam(std::string_view target, std::string_view name);
+
+// After a credential was read from query parameter `name`: sends the request upstream without
+// it (Stream::setUpstreamPath on the routed path). False when the host refused the new path.
+bool stripQueryCredential(sdk::Stream& stream, std::string_view name);
 
 // A header-name key: absent → `def`; "" allowed when `allow_empty` (meaning "off"); otherwise
 // must be a token (RFC 9110 §5.1). Throws ConfigError at the node.

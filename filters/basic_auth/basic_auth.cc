@@ -18,8 +18,8 @@ BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& h
                         "cache_ttl_s", "cache_max_entries", "verify_threads", "verify_queue"});
   if (!node.has("htpasswd_file")) node.fail("missing 'htpasswd_file'");
   sdk::ConfigNode file = node["htpasswd_file"];
-  std::string path = file.asString();
-  std::string text = auth::readConfigFile(file);
+  std::string path;
+  std::string text = auth::readConfigFile(file, 16u << 20, &path);
   std::string error;
   if (!basic_auth::parseHtpasswd(text, &users, &dummy_hash, &error)) {
     file.fail(path + ":" + error);

@@ -3,7 +3,9 @@
 // The client sends `Authorization: Basic base64(user ":" password)`. The file's hashes are
 // verified with libcrypt (see htpasswd.h for the accepted methods); hashes libcrypt cannot
 // verify are refused at config load with the file and line. The file is read when the config is
-// created, so a config reload reads it again.
+// created and declared to the host (dependsOnFile): a reload re-reads it and rebuilds the filter
+// when its content changed, even when the YAML is the same (an unreadable file refuses the
+// reload; the running filter keeps serving).
 //
 // On success: context `consumer` = the user name and `auth.method` = `basic`; the user name is
 // forwarded in `consumer_header` (incoming copies of it are removed on every request, so a client
@@ -45,7 +47,7 @@
 //   filters:
 //     - name: basic_auth
 //       config:
-//         htpasswd_file: /etc/sluice/htpasswd  # required, absolute path
+//         htpasswd_file: htpasswd        # required; relative to the config file's directory
 //         realm: sluice                  # the realm of WWW-Authenticate
 //         strip_credential: true         # remove Authorization before forwarding
 //         consumer_header: X-Consumer    # forward the user name; "" = do not

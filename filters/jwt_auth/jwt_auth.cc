@@ -49,8 +49,8 @@ void readAlgorithms(const sdk::ConfigNode& node, jwt::Policy* policy) {
 void readKeys(const sdk::ConfigNode& node, const sdk::Host& host, jwt::Policy* policy) {
   if (node.has("jwks_file")) {
     sdk::ConfigNode file = node["jwks_file"];
-    std::string path = file.asString();
-    std::string text = auth::readConfigFile(file, 1u << 20);
+    std::string path;
+    std::string text = auth::readConfigFile(file, 1u << 20, &path);
     std::vector<std::string> skipped;
     try {
       policy->keys = jwt::parseJwks(text, &skipped);
@@ -64,9 +64,9 @@ void readKeys(const sdk::ConfigNode& node, const sdk::Host& host, jwt::Policy* p
   }
   if (node.has("public_key_file")) {
     sdk::ConfigNode file = node["public_key_file"];
-    std::string path = file.asString();
+    std::string path;
     try {
-      policy->keys.push_back(jwt::parsePemPublicKey(auth::readConfigFile(file, 1u << 20)));
+      policy->keys.push_back(jwt::parsePemPublicKey(auth::readConfigFile(file, 1u << 20, &path)));
     } catch (const std::runtime_error& e) {
       if (dynamic_cast<const sdk::ConfigError*>(&e) != nullptr) throw;
       file.fail(path + ": " + e.what());
@@ -202,6 +202,7 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
   }
 
   std::optional<std::string> token;
+  bool from_query = false;
   if (!config_.header.empty()) {
     auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
     if (value) {
@@ -229,6 +230,7 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
     if (q.present) {
       if (q.malformed) return refuse(stream, "malformed token", false);
       token = std::move(q.value);
+      from_query = true;
     }
   }
   if (!token) return refuse(stream, "missing token", true);
@@ -244,6 +246,11 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
   config_.counters.allowed();
   if (config_.strip_credential && !config_.header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
+  }
+  // Nor in the request line (see api_key_auth): an error when the host refuses the new target.
+  if (config_.strip_credential && from_query &&
+      !auth::stripQueryCredential(stream, config_.query_param)) {
+    return sdk::FilterStatus::kError;
   }
   std::string consumer;
   if (auto c = claims.find(config_.consumer_claim); c != claims.end() && c->is_string()) {

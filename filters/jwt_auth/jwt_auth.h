@@ -29,8 +29,9 @@
 // `consumer_header`, each forwarded claim in its header (strings as is, other JSON values
 // compact-serialised; values with CR/LF or over 4096 bytes are not forwarded). Incoming copies
 // of `consumer_header` and of every claim header are removed on every request, so a client
-// cannot forge them. The token header is removed before forwarding when strip_credential is on;
-// a token from the query parameter stays in the forwarded URL (ABI 1.2 cannot rewrite it).
+// cannot forge them. With strip_credential on (the default) the token header is removed before
+// forwarding, and a token from the query parameter is removed from the request target sent
+// upstream (the other parameters keep their bytes and order; the access log keeps the client's).
 //
 // On failure: 401, Content-Type application/json, body {"error":"unauthorized","reason":R}, and
 //   WWW-Authenticate: Bearer realm="<realm>"                    (no token: RFC 6750 §3.1)
@@ -61,7 +62,7 @@
 //         require_exp: true
 //         header: Authorization           # "" = do not read a header
 //         query_param: access_token       # default: none
-//         strip_credential: true          # remove the token header before forwarding
+//         strip_credential: true          # remove the token (header or query) upstream
 //         consumer_claim: sub
 //         consumer_header: X-Consumer     # "" = do not forward
 //         forward_claims:                 # header optional: context jwt.<claim> only
@@ -70,7 +71,9 @@
 //         realm: api                      # realm of WWW-Authenticate (default none)
 //         max_token_bytes: 8192           # 256..65536
 //         signature_cache_size: 1000      # per worker; 0 = verify every signature
-// File paths must be absolute (the plugin ABI does not tell a plugin its config file's folder).
+// File paths are absolute or relative to the config file's directory. The files are read when the
+// config instance is created and declared to the host (dependsOnFile): a reload re-reads them and
+// rebuilds the filter when a file's content changed, even when the YAML is the same.
 #pragma once
 
 #include <string>

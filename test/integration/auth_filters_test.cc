@@ -121,8 +121,8 @@ TEST_F(AuthFiltersTest, ApiKeyAuth) {
   EXPECT_NE(scrape.find("sluice_plugin_api_key_auth_allowed_total 3"), std::string::npos) << scrape;
 
   // The keys file is read when the config is (re)loaded: a reload whose filter config names a
-  // new file serves the new keys. (An edit of the same file under an unchanged YAML is not
-  // enough today: the host keeps an unchanged listener's running filter instances.)
+  // new file serves the new keys. (An edit of the same file under an unchanged YAML works too:
+  // auth_files_test.cc.)
   std::string new_keys = writeTemp("api-keys", "carol key-of-carol\n");
   std::string yaml = readFile(gw->configPath());
   ASSERT_NE(yaml.find(keys), std::string::npos);

@@ -1,12 +1,6 @@
 // The host's sluice_config_api over yaml-cpp, through the SDK's ConfigNode.
 #include <gtest/gtest.h>
 
-#include <unistd.h>
-
-#include <cstdio>
-#include <fstream>
-
-#include "core/plugin/config_node.h"
 #include "test/core/plugin/testing/yaml_config.h"
 
 namespace sluice::plugin {
@@ -66,50 +60,6 @@ TEST(ConfigNodeTest, TypedGettersRefuseWithThePosition) {
   EXPECT_EQ(root.getString("missing", "fallback"), "fallback");
   EXPECT_THROW(root["d"].asStringMap(), sdk::ConfigError);
   EXPECT_THROW(root["ok"].asInt(0, 1), sdk::ConfigError);
-}
-
-std::string resolved(const sluice_config_node* n, const std::string& path) {
-  char out[512];
-  size_t len = configApi()->resolve_path(n, sluice_str{path.data(), path.size()}, out, sizeof(out));
-  return std::string(out, len);
-}
-
-TEST(ConfigNodeTest, ResolvePathIsRelativeToTheConfigFile) {
-  ConfigTree tree(YAML::Load("k: v"), "/etc/sluice/sluice.yaml");
-  EXPECT_EQ(resolved(tree.root(), "keys.txt"), "/etc/sluice/keys.txt");
-  EXPECT_EQ(resolved(tree.root(), "sub/k.pem"), "/etc/sluice/sub/k.pem");
-  EXPECT_EQ(resolved(tree.root(), "/abs/k.pem"), "/abs/k.pem");
-  EXPECT_EQ(resolved(tree.root(), ""), "");
-  char tiny[4];
-  EXPECT_EQ(configApi()->resolve_path(tree.root(), sluice_str{"keys.txt", 8}, tiny, sizeof(tiny)),
-            0u);  // does not fit
-  char cwd[4096];
-  ASSERT_NE(getcwd(cwd, sizeof(cwd)), nullptr);
-  ConfigTree embedded(YAML::Load("k: v"));  // the embedded default config: the current directory
-  EXPECT_EQ(resolved(embedded.root(), "keys.txt"), std::string(cwd) + "/keys.txt");
-  ConfigTree relative(YAML::Load("k: v"), "conf/sluice.yaml");
-  EXPECT_EQ(resolved(relative.root(), "keys.txt"), std::string(cwd) + "/conf/keys.txt");
-}
-
-TEST(ConfigNodeTest, DependsOnFileRecordsTheContentDigest) {
-  const char* dir = getenv("TEST_TMPDIR");
-  std::string base = std::string(dir != nullptr ? dir : "/tmp") + "/";
-  std::string file = base + "deps_keys.txt";
-  std::ofstream(file) << "alice:1\n";
-  auto digestOf = [&](const std::string& content) {
-    std::ofstream(file, std::ios::trunc) << content;
-    ConfigTree tree(YAML::Load("k: v"), base + "sluice.yaml");
-    EXPECT_EQ(configApi()->depends_on_file(tree.root(), sluice_str{"deps_keys.txt", 13}), 0);
-    EXPECT_EQ(configApi()->depends_on_file(tree.root(), sluice_str{"missing.txt", 11}), -1);
-    std::vector<FileDependency> deps = tree.takeDependencies();
-    EXPECT_EQ(deps.size(), 1u);  // the missing file recorded nothing
-    EXPECT_EQ(deps.empty() ? "" : deps[0].path, file);
-    return deps.empty() ? 0 : deps[0].digest;
-  };
-  uint64_t a = digestOf("alice:1\n");
-  EXPECT_EQ(digestOf("alice:1\n"), a);  // same content: a reload may keep the instance
-  EXPECT_NE(digestOf("alice:2\n"), a);  // changed: it is rebuilt
-  std::remove(file.c_str());
 }
 
 }  // namespace

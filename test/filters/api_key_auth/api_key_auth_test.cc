@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "test/filters/testing/filter_harness.h"
@@ -123,6 +124,79 @@ keys: [{key: "a b+c/=&?%", consumer: carol}]
   EXPECT_EQ(other.local_reply->body, R"({"error":"unauthorized","reason":"missing api key"})");
 }
 
+// As the host hands a stream over after routing: the upstream path is the client's target.
+std::string& routed(FakeStream& s) {
+  s.attributes[SLUICE_ATTR_UPSTREAM_PATH] = s.path;
+  return s.attributes[SLUICE_ATTR_UPSTREAM_PATH];
+}
+
+TEST(ApiKeyAuthTest, AKeyFromTheQueryIsRemovedFromTheForwardedTarget) {
+  FilterHarness h(sluice_plugin_entry(), std::string(kInline) + "query_param: api_key\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream s("GET", "/p?x=1&api_key=key-bob&y=%2F&z&api%5Fkey=again");
+  routed(s);
+  EXPECT_EQ(h.requestHeaders(s), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(s.context["consumer"], "bob");
+  // Every copy goes (also a percent-encoded name); the rest keeps its bytes and order.
+  EXPECT_EQ(s.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p?x=1&y=%2F&z");
+  EXPECT_EQ(s.path, "/p?x=1&api_key=key-bob&y=%2F&z&api%5Fkey=again") << "client's target kept";
+  FakeStream only("GET", "/p?api_key=key-bob");
+  routed(only);
+  h.requestHeaders(only);
+  EXPECT_EQ(only.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p");
+  // A key from the header leaves the query alone (a parameter of that name is the app's).
+  FakeStream header("GET", "/p?api_key=other", {{"X-Api-Key", "key-alice"}});
+  routed(header);
+  h.requestHeaders(header);
+  EXPECT_EQ(header.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p?api_key=other");
+  // Refused requests do not go upstream: nothing to rewrite.
+  FakeStream refused("GET", "/p?api_key=nope");
+  routed(refused);
+  EXPECT_EQ(h.requestHeaders(refused), SLUICE_FILTER_STOP);
+  EXPECT_EQ(refused.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p?api_key=nope");
+
+  FilterHarness keep(sluice_plugin_entry(),
+                     std::string(kInline) + "query_param: api_key\nstrip_credential: false\n");
+  FakeStream kept("GET", "/p?api_key=key-bob&x=1");
+  routed(kept);
+  EXPECT_EQ(keep.requestHeaders(kept), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(kept.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/p?api_key=key-bob&x=1");
+}
+
+TEST(RemoveQueryParamTest, KeepsEverythingElseByteForByte) {
+  using auth::removeQueryParam;
+  EXPECT_EQ(removeQueryParam("/p", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?", "k"), "/p?");
+  EXPECT_EQ(removeQueryParam("/p?a=1", "k"), "/p?a=1");
+  EXPECT_EQ(removeQueryParam("/p?k=1", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?k", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?k=1&k=2", "k"), "/p");
+  EXPECT_EQ(removeQueryParam("/p?a=%2F+x&k=1&b", "k"), "/p?a=%2F+x&b");
+  EXPECT_EQ(removeQueryParam("/p?b=2&a=1&k=1", "k"), "/p?b=2&a=1") << "order kept";
+  EXPECT_EQ(removeQueryParam("/p?a=1&&k=1&b=2", "k"), "/p?a=1&&b=2") << "empty pairs kept";
+  EXPECT_EQ(removeQueryParam("/p?%6B=1&a", "k"), "/p?a") << "encoded name";
+  EXPECT_EQ(removeQueryParam("/p?kk=1&xk=2&k2=3", "k"), "/p?kk=1&xk=2&k2=3");
+  EXPECT_EQ(removeQueryParam("/p?K=1", "k"), "/p?K=1") << "names are case-sensitive";
+  EXPECT_EQ(removeQueryParam("/p?a=k=1&k=%zz", "k"), "/p?a=k=1") << "bad value, same name";
+  EXPECT_EQ(removeQueryParam("/p?k=1#frag", "k"), "/p#frag");
+  EXPECT_EQ(removeQueryParam("/a/b%20c?k=1&x", "k"), "/a/b%20c?x") << "path untouched";
+}
+
+TEST(ApiKeyAuthTest, RelativeKeysFileIsTakenFromTheConfigDirectory) {
+  // The unit-test host has no config file: relative paths resolve against the current directory.
+  TempFile file("dave key-dave\n");
+  std::string relative =
+      std::filesystem::relative(file.path(), std::filesystem::current_path()).string();
+  ASSERT_NE(relative[0], '/');
+  FilterHarness h(sluice_plugin_entry(), "keys_file: " + relative + "\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream s("GET", "/", {{"X-Api-Key", "key-dave"}});
+  EXPECT_EQ(h.requestHeaders(s), SLUICE_FILTER_CONTINUE);
+  // The file is declared to the host, so a reload notices when it changes.
+  ASSERT_EQ(h.files().size(), 1u);
+  EXPECT_EQ(h.files()[0].path, std::filesystem::path(file.path()).lexically_normal().string());
+}
+
 TEST(ApiKeyAuthTest, HeaderWinsOverQueryWhenBothConfigured) {
   FilterHarness h(sluice_plugin_entry(), std::string(kInline) + "query_param: k\n");
   FakeStream s("GET", "/?k=key-bob", {{"X-Api-Key", "key-alice"}});
@@ -216,9 +290,10 @@ TEST(ApiKeyAuthTest, RefusesBadConfigsWithLines) {
            {"header: ''\nkeys: [{key: a, consumer: x}]\n",
             "no key source: set 'header' or 'query_param'", 1},
            {"keys_file: relative/keys\n",
-            "'relative/keys' is not an absolute path (plugin files are not resolved against the "
-            "config file's directory; write the full path)",
+            "cannot open '" + std::filesystem::current_path().string() +
+                "/relative/keys': No such file or directory",
             1},
+           {"keys_file: ''\n", "empty file path", 1},
            {"keys_file: /nonexistent/keys\n",
             "cannot open '/nonexistent/keys': No such file or directory", 1},
        }) {

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <string>
 #include <thread>
 
@@ -338,9 +339,9 @@ TEST(BasicAuthConfigTest, RefusesBadFilesWithFileAndLine) {
   TempFile valid("a:" + good + "\n");
   for (auto [yaml, message] : std::vector<std::pair<std::string, std::string>>{
            {"realm: x\n", "missing 'htpasswd_file'"},
-           {"htpasswd_file: htpasswd\n",
-            "'htpasswd' is not an absolute path (plugin files are not resolved against the config "
-            "file's directory; write the full path)"},
+           {"htpasswd_file: htpasswd\n", "cannot open '" +
+                                             std::filesystem::current_path().string() +
+                                             "/htpasswd': No such file or directory"},
            {"htpasswd_file: /nonexistent\n",
             "cannot open '/nonexistent': No such file or directory"},
            {"htpasswd_file: " + valid.path() + "\ncache_ttl_s: -1\n",

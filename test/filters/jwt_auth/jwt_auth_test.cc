@@ -252,6 +252,17 @@ TEST_F(JwtAuthTest, TokenFromQueryOrCustomHeader) {
   FakeStream bad("GET", "/api?access_token=%zz");
   h.requestHeaders(bad);
   EXPECT_EQ(reason(bad), "malformed token");
+  // The token is not forwarded in the request line (strip_credential, default on).
+  FakeStream routed("GET", "/api?access_token=" + token + "&x=%20&y");
+  routed.attributes[SLUICE_ATTR_UPSTREAM_PATH] = "/v1/api?access_token=" + token + "&x=%20&y";
+  EXPECT_EQ(h.requestHeaders(routed), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(routed.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/v1/api?x=%20&y");
+  FilterHarness keep(sluice_plugin_entry(),
+                     jwksYaml("query_param: access_token\nstrip_credential: false\n"));
+  FakeStream kept("GET", "/api?access_token=" + token);
+  kept.attributes[SLUICE_ATTR_UPSTREAM_PATH] = "/api?access_token=" + token;
+  EXPECT_EQ(keep.requestHeaders(kept), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(kept.attributes[SLUICE_ATTR_UPSTREAM_PATH], "/api?access_token=" + token);
 
   FilterHarness custom(sluice_plugin_entry(),
                        jwksYaml("header: X-Token\nstrip_credential: false\nconsumer_claim: email\n"
