@@ -79,9 +79,12 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
   in_headers_hook_ = true;
   resume_requested_ = false;
   ++hook_depth_;
-  const uint64_t t0 = monoNs();
+  // One clock read per hook boundary: back-to-back hooks share the one between them.
+  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
   sluice_filter_status st = fn(slots_[filter].self, handle_, end_stream ? 1 : 0);
   const uint64_t t1 = monoNs();
+  clock_ns_ = t1;
+  clock_fresh_ = true;
   --hook_depth_;
   current_ = prev;
   current_dir_ = prev_dir;
@@ -104,9 +107,11 @@ sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const c
   in_headers_hook_ = false;
   resume_requested_ = false;
   ++hook_depth_;
-  const uint64_t t0 = monoNs();
+  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
   sluice_filter_status st = fn(slots_[filter].self, handle_, data == nullptr ? "" : data, len, end);
   const uint64_t t1 = monoNs();
+  clock_ns_ = t1;
+  clock_fresh_ = true;
   --hook_depth_;
   current_ = prev;
   current_dir_ = prev_dir;
@@ -165,7 +170,7 @@ void FilterManager::fail(FilterDir d, size_t filter, bool stop_without_reply) {
   Dir& s = dir(d);
   ++s.gen;
   s.state = State::kStopped;
-  callbacks_.onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
+  cb().onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
 }
 
 void FilterManager::replyFromFilter(FilterDir d, size_t filter, FilterReply reply) {
@@ -175,12 +180,13 @@ void FilterManager::replyFromFilter(FilterDir d, size_t filter, FilterReply repl
   s.state = State::kStopped;
   // Request phase: the reply passes the response filters. Response phase: it replaces the
   // response as it is.
-  callbacks_.onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
+  cb().onFilterReply(std::move(reply), filter, d == FilterDir::kRequest);
 }
 
 // ---------------------------------------------------------------- iteration
 
 void FilterManager::decodeHeaders(bool end_stream) {
+  clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kRequest);
   ++s.gen;
   s.state = State::kRunning;
@@ -190,6 +196,7 @@ void FilterManager::decodeHeaders(bool end_stream) {
 }
 
 void FilterManager::encodeHeaders(bool end_stream, bool local) {
+  clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kResponse);
   ++s.gen;
   s.state = State::kRunning;
@@ -208,6 +215,7 @@ void FilterManager::encodeHeaders(bool end_stream, bool local) {
 }
 
 void FilterManager::decodeData(const char* data, size_t len, bool end) {
+  clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kRequest);
   if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
@@ -224,6 +232,7 @@ void FilterManager::decodeData(const char* data, size_t len, bool end) {
 }
 
 void FilterManager::encodeData(const char* data, size_t len, bool end) {
+  clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kResponse);
   if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
@@ -240,6 +249,7 @@ void FilterManager::encodeData(const char* data, size_t len, bool end) {
 }
 
 void FilterManager::advance(FilterDir d) {
+  clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(d);
   if (s.iterating) return;  // the loop on the stack goes on with the new state
   s.iterating = true;
@@ -296,16 +306,16 @@ void FilterManager::runHeaders(FilterDir d) {
     }
     if (!s.end_stream && !s.local && bufferOf(d, i).on) {
       s.state = State::kParked;  // the headers wait here for the whole body
-      if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
+      if (d == FilterDir::kRequest) cb().onRequestBuffering();
       return;
     }
     ++s.pos;
   }
   s.state = State::kDelivered;
   if (d == FilterDir::kRequest) {
-    callbacks_.onDecodedHeaders();
+    cb().onDecodedHeaders();
   } else {
-    callbacks_.onEncodedHeaders();
+    cb().onEncodedHeaders();
   }
 }
 
@@ -336,9 +346,9 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
     }
   }
   if (d == FilterDir::kRequest) {
-    callbacks_.onDecodedData(data, len, end);
+    cb().onDecodedData(data, len, end);
   } else {
-    callbacks_.onEncodedData(data, len, end);
+    cb().onEncodedData(data, len, end);
   }
   return true;
 }
@@ -379,7 +389,7 @@ void FilterManager::collect(FilterDir d, const char* data, size_t len, bool end)
   if (replaced) {
     body = std::move(replacement_);
     replacement_.clear();
-    callbacks_.onBodyReplaced(d, body.size());
+    cb().onBodyReplaced(d, body.size());
   }
   s.held = std::move(body);
   s.held_valid = true;
@@ -399,10 +409,10 @@ void FilterManager::updateHolding(FilterDir d) {
   const size_t held = s.held.size() + s.queued.size();
   if (!s.holding_above && held > kHoldHigh) {
     s.holding_above = true;
-    callbacks_.onHolding(d, true);
+    cb().onHolding(d, true);
   } else if (s.holding_above && held <= kHoldLow) {
     s.holding_above = false;
-    callbacks_.onHolding(d, false);
+    cb().onHolding(d, false);
   }
 }
 

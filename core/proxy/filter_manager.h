@@ -207,7 +207,14 @@ class FilterManager {
   void cancelTimers();
   static void onTimer(evutil_socket_t, short, void* arg);
 
+  // Every call into the Stream goes through cb(): time spent there is no filter's.
+  FilterManagerCallbacks& cb() {
+    clock_fresh_ = false;
+    return callbacks_;
+  }
   FilterManagerCallbacks& callbacks_;
+  uint64_t clock_ns_ = 0;     // when the last hook returned (monotonic ns)
+  bool clock_fresh_ = false;  // ... and nothing but the runner's bookkeeping ran since
   event_base* base_;
   sluice_stream* handle_;
   std::shared_ptr<WorkerFilterChain> chain_;

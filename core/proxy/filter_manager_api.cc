@@ -6,6 +6,7 @@
 namespace sluice::proxy {
 
 void FilterManager::localReply(FilterReply reply) {
+  clock_fresh_ = false;
   if (ended_) return;
   if (hook_depth_ > 0) {
     if (!reply_pending_) {  // the first reply of a hook wins
@@ -32,6 +33,7 @@ void FilterManager::localReply(FilterReply reply) {
 }
 
 void FilterManager::resume() {
+  clock_fresh_ = false;
   if (ended_) return;
   if (hook_depth_ > 0) {
     // Only the hook on the stack can be resumed from inside it: its PAUSE reads as CONTINUE.
@@ -47,7 +49,7 @@ void FilterManager::resume() {
       if (!s.end_stream && !s.local && bufferOf(d, pf).on) {
         s.state = State::kParked;  // buffer_body from the paused headers: collect first
         s.pos = s.paused;
-        if (d == FilterDir::kRequest) callbacks_.onRequestBuffering();
+        if (d == FilterDir::kRequest) cb().onRequestBuffering();
       } else {
         s.state = State::kRunning;
         s.pos = s.paused + 1;
@@ -132,6 +134,7 @@ void FilterManager::onTimer(evutil_socket_t, short, void* arg) {
   event_free(owned->ev);
   owned->ev = nullptr;
   if (fm->ended_) return;
+  fm->clock_fresh_ = false;
   const size_t prev = fm->current_;
   fm->current_ = owned->filter;
   owned->fn(owned->arg, fm->handle_, owned->id);
@@ -139,6 +142,7 @@ void FilterManager::onTimer(evutil_socket_t, short, void* arg) {
 }
 
 void FilterManager::runPosted(sluice_post_fn fn, void* arg) {
+  clock_fresh_ = false;
   const size_t prev = current_;
   current_ = kNone;
   fn(arg, handle_);
