@@ -26,10 +26,41 @@ bool startsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
+// "." or ".." with each dot possibly written %2e / %2E.
+bool isDotSegment(std::string_view seg) {
+  size_t dots = 0;
+  for (size_t i = 0; i < seg.size();) {
+    if (seg[i] == '.') {
+      ++i;
+    } else if (seg[i] == '%' && i + 2 < seg.size() && seg[i + 1] == '2' &&
+               (seg[i + 2] == 'e' || seg[i + 2] == 'E')) {
+      i += 3;
+    } else {
+      return false;
+    }
+    if (++dots > 2) return false;
+  }
+  return dots == 1 || dots == 2;
+}
+
 }  // namespace
 
-bool route(const config::Config& config, const config::Listener& listener,
-           std::string_view target, RouteResult* out, std::string* why) {
+bool hasDotSegment(std::string_view target) {
+  std::string_view path = originPath(target);
+  path = path.substr(0, path.find_first_of("?#"));
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t slash = path.find('/', start);
+    size_t end = slash == std::string_view::npos ? path.size() : slash;
+    if (isDotSegment(path.substr(start, end - start))) return true;
+    if (slash == std::string_view::npos) break;
+    start = slash + 1;
+  }
+  return false;
+}
+
+bool route(const config::Config& config, const config::Listener& listener, std::string_view target,
+           RouteResult* out, std::string* why) {
   std::string_view path = originPath(target);
   if (path.empty()) {
     *why = "request-target is not a path";

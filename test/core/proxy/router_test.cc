@@ -73,5 +73,21 @@ TEST_F(RouterTest, AbsoluteFormRoutesByItsPath) {
   EXPECT_FALSE(go("example.com:443"));
 }
 
+TEST(DotSegmentTest, FindsDotAndDotDotSegmentsPlainOrPercentEncoded) {
+  for (const char* t : {"/public/../admin", "/public/./x", "/..", "/.", "/a/..", "/a/../",
+                        "/a/%2e%2e/b", "/a/%2E%2E/b", "/a/.%2e/b", "/a/%2e./b", "/a/%2e/b",
+                        "/a/..?x=1", "/a/..#f", "http://h/a/../b", "https://h/.."}) {
+    EXPECT_TRUE(hasDotSegment(t)) << t;
+  }
+}
+
+TEST(DotSegmentTest, DotsInsideSegmentsAndInTheQueryAreFine) {
+  for (const char* t :
+       {"/", "/a", "/a..b", "/...", "/a/.well-known/x", "/file.tar.gz", "/a/%2e%2e%2e", "/a/%2e%2f",
+        "/a/%2", "/a/%", "/a?p=../../x", "/a?p=/./", "*", "", "http://h", "/a//b"}) {
+    EXPECT_FALSE(hasDotSegment(t)) << t;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::proxy
