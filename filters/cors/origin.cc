@@ -1,5 +1,7 @@
 #include "filters/cors/origin.h"
 
+#include "filters/common/regex_shape.h"
+
 namespace sluice::filters::cors {
 namespace {
 
@@ -122,6 +124,13 @@ bool OriginMatcher::addEntry(std::string_view entry, std::string* why) {
 }
 
 bool OriginMatcher::addRegex(const std::string& pattern, std::string* why) {
+  // std::regex backtracks: https://([a-z0-9]+)+\.example\.com takes seconds on a 25-letter
+  // Origin and stalls the worker. Refuse those shapes (as param_validation does).
+  if (std::string problem = regexShapeProblem(pattern); !problem.empty()) {
+    *why = "allow_origin_regex '" + pattern + "' refused: " + problem +
+           "; for any subdomain use allow_origins 'https://*.example.com'";
+    return false;
+  }
   try {
     regex_.emplace_back(pattern, std::regex::ECMAScript | std::regex::optimize);
   } catch (const std::regex_error& e) {

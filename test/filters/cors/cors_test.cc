@@ -238,6 +238,14 @@ TEST(CorsTest, RefusesBadConfigsWithLine) {
                 "expose_headers '*' with allow_credentials", 3},
            Case{"allow_origins: [https://a.io]\nreflect_any_origin: true\n",
                 "reflect_any_origin allows every origin", 2},
+           Case{"allow_origins: [https://a.io]\nallow_origin_regex: "
+                "['https://([a-z0-9]+)+\\.a\\.io']\n",
+                "allow_origin_regex 'https://([a-z0-9]+)+\\.a\\.io' refused: a quantified group "
+                "contains a quantifier",
+                2},
+           Case{"allow_origin_regex: ['ok', '(a*)*b']\n", "allow_origin_regex '(a*)*b' refused", 1},
+           Case{"allow_origin_regex: ['(a)\\1']\n",
+                "allow_origin_regex '(a)\\1' refused: back-references", 1},
            Case{"max_age: 5\n", "cors needs allow_origins", 0},
            Case{"allow_origin: [https://a.io]\n", "unknown key 'allow_origin'", 1},
        }) {
