@@ -47,14 +47,18 @@ bool isDotSegment(std::string_view seg) {
 
 bool hasDotSegment(std::string_view target) {
   std::string_view path = originPath(target);
-  path = path.substr(0, path.find_first_of("?#"));
+  path = path.substr(0, path.find('?'));
   size_t start = 0;
   while (start <= path.size()) {
-    size_t slash = path.find('/', start);
-    size_t end = slash == std::string_view::npos ? path.size() : slash;
-    if (isDotSegment(path.substr(start, end - start))) return true;
-    if (slash == std::string_view::npos) break;
-    start = slash + 1;
+    // '\' and '#' end a segment too: neither belongs in a request path (RFC 3986 §3.3), but
+    // some servers read '\' as '/' or drop a '#...' fragment before resolving dot segments.
+    size_t sep = path.find_first_of("/\\#", start);
+    size_t end = sep == std::string_view::npos ? path.size() : sep;
+    std::string_view seg = path.substr(start, end - start);
+    // "..;x": servlet containers drop a segment's ";parameters" before resolving it.
+    if (isDotSegment(seg.substr(0, seg.find(';')))) return true;
+    if (sep == std::string_view::npos) break;
+    start = sep + 1;
   }
   return false;
 }

@@ -64,7 +64,8 @@ TEST_F(LocalReplyFramingTest, DotSegmentsCannotLeaveThePublicRoute) {
   // removes dot segments served /api/x without the filter.
   for (const char* path :
        {"/public/../api/x", "/public/./../api/x", "/public/%2e%2e/api/x", "/public/%2E./api/x",
-        "/public/.%2e/api/x", "/public/..", "/public/../api/x?a=b", "/public/./x"}) {
+        "/public/.%2e/api/x", "/public/..", "/public/../api/x?a=b", "/public/./x",
+        "/public/..;/api/x", "/public#/../api/x", "http://h/public/../api/x"}) {
     RawConnection conn(gateway_->port());
     ASSERT_TRUE(conn.connected());
     ASSERT_TRUE(conn.send(buildRequest("GET", path, {{"X-Deny", "1"}}, "", gateway_->port())));
