@@ -29,7 +29,8 @@ extern "C" {
 #define SLUICE_ABI_MAJOR 1u
 /* 1.1: sluice_host_api.metrics (plugin metrics).
  * 1.2: filters: SLUICE_FILTER_ERROR, PAUSE from every data hook, timers, post, request context,
- *      attributes, body buffering and replacement, local replies with headers. */
+ *      attributes, body buffering and replacement, local replies with headers, the upstream
+ *      path; config: resolve_path and depends_on_file. */
 #define SLUICE_ABI_MINOR 2u
 
 /* Name of the one symbol a plugin exports (see SLUICE_PLUGIN_EXPORT in the SDK). */
@@ -84,6 +85,22 @@ typedef struct sluice_config_api {
   /* 1-based line and column of the node in its file, for error messages. */
   uint32_t (*line)(const sluice_config_node* node);
   uint32_t (*column)(const sluice_config_node* node);
+
+  /* ---- ABI 1.2: read a field only when struct_size covers it. ---- */
+
+  /* Resolves `path` the way the host resolves paths in its own config: an absolute path stays as
+   * it is, a relative one is taken against the directory of the config file (the current
+   * directory for the embedded default config). Writes the result, NUL-terminated, into `out`
+   * (`capacity` bytes) and returns its length; returns 0 when `path` is empty or the result does
+   * not fit. During config_create only; `node` is any node of the config being read. */
+  size_t (*resolve_path)(const sluice_config_node* node, sluice_str path, char* out,
+                         size_t capacity);
+  /* Declares that the config instance being created depends on the file at `path` (resolved as
+   * above): the host records a digest of the file's content now, and a reload rebuilds this
+   * instance when the content differs, even when its YAML did not change (keys files, htpasswd
+   * files, JWKS). Read the file yourself as well; this only tells the host to look. Returns 0, or
+   * -1 when the file cannot be read (nothing recorded). During config_create only. */
+  int (*depends_on_file)(const sluice_config_node* node, sluice_str path);
 } sluice_config_api;
 
 /* Where a plugin reports why it refused its config: the host prints

@@ -226,6 +226,14 @@ typedef struct sluice_filter_host_api {
   void (*send_local_reply_headers)(sluice_stream* stream, uint32_t status, sluice_str content_type,
                                    sluice_str body, const sluice_header_field* headers,
                                    size_t header_count);
+
+  /* Replaces the path and query the request is sent upstream with (origin-form, RFC 9112
+   * §3.2.1: starts with '/', only characters valid in a request-target, at most 8192 bytes),
+   * e.g. to drop a credential from the query string. Routing is not redone; the access log keeps
+   * the client's target; SLUICE_ATTR_UPSTREAM_PATH reads the new value. From on_request_headers
+   * (or while paused there) only. Returns 0, or -1 when the path is invalid or the request head
+   * has already gone upstream. */
+  int (*set_upstream_path)(sluice_stream* stream, sluice_str path);
 } sluice_filter_host_api;
 
 /* The filter's table (sluice_plugin_descriptor.hooks). Optional hooks may be NULL. */

@@ -17,7 +17,7 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
   std::shared_ptr<Library> library = loader.load(ref, kind, error);
   if (library == nullptr) return nullptr;
   const Hooks* hooks = ((*library).*table)();
-  ConfigTree tree(ref.config);
+  ConfigTree tree(ref.config, configBaseDir(ref.mark.file));
   char message[1024] = "";
   sluice_error err{message, sizeof(message), 0, 0};
   PluginMetrics metrics;
@@ -41,10 +41,25 @@ std::shared_ptr<Instance<Hooks>> create(Loader& loader, const config::PluginRef&
     return nullptr;
   }
   return std::make_shared<Instance<Hooks>>(std::move(library), hooks, config, ref.name,
-                                           std::move(metrics));
+                                           std::move(metrics), tree.takeFiles());
 }
 
 }  // namespace
+
+std::string changedFile(const std::vector<FileDependency>& old,
+                        const std::vector<FileDependency>& next) {
+  for (const FileDependency& n : next) {
+    bool same = false;
+    for (const FileDependency& o : old) same = same || o == n;
+    if (!same) return n.path + " changed";
+  }
+  for (const FileDependency& o : old) {
+    bool kept = false;
+    for (const FileDependency& n : next) kept = kept || n.path == o.path;
+    if (!kept) return o.path + " no longer used";
+  }
+  return std::string();
+}
 
 std::shared_ptr<FilterConfig> createFilter(Loader& loader, const config::PluginRef& ref,
                                            std::string* error) {

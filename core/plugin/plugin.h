@@ -14,6 +14,7 @@
 #include "core/api/discovery.h"
 #include "core/api/filter.h"
 #include "core/config/config.h"
+#include "core/plugin/config_node.h"
 #include "core/plugin/metrics.h"
 #include "core/stats/families.h"
 
@@ -163,12 +164,13 @@ template <typename Hooks>
 class Instance {
  public:
   Instance(std::shared_ptr<Library> library, const Hooks* hooks, void* config, std::string name,
-           PluginMetrics metrics = {})
+           PluginMetrics metrics = {}, std::vector<FileDependency> files = {})
       : library_(std::move(library)),
         hooks_(hooks),
         config_(config),
         name_(std::move(name)),
-        metrics_(std::move(metrics)) {
+        metrics_(std::move(metrics)),
+        files_(std::move(files)) {
     // The hooks of this kind that can fail, resolved now (counted later on any thread).
     std::vector<Hook> fallible;
     if constexpr (std::is_same_v<Hooks, sluice_filter_plugin>) {
@@ -195,6 +197,8 @@ class Instance {
   void* config() const { return config_; }
   const std::string& name() const { return name_; }
   const Library& library() const { return *library_; }
+  // The files its config_create declared (depends_on_file), with their digests then.
+  const std::vector<FileDependency>& files() const { return files_; }
 
  private:
   std::shared_ptr<Library> library_;
@@ -202,6 +206,7 @@ class Instance {
   void* config_;
   std::string name_;
   PluginMetrics metrics_;
+  std::vector<FileDependency> files_;
   stats::Counter hook_errors_[std::size(kHookNames)];
 };
 
@@ -209,8 +214,15 @@ using FilterConfig = Instance<sluice_filter_plugin>;
 using BalancerConfig = Instance<sluice_balancer_plugin>;
 using DiscoveryConfig = Instance<sluice_discovery_plugin>;
 
-// Load the plugin and run its config_create on ref.config. On failure returns nullptr and sets
-// *error to the load() error, or, when the plugin refused its config, to
+// Why an instance built from the same YAML and library as `old` is not the same: the first file
+// either depends on whose digest differs (or that only one of them depends on), as
+// "<path> changed"; "" when both depend on the same files with the same content.
+std::string changedFile(const std::vector<FileDependency>& old,
+                        const std::vector<FileDependency>& next);
+
+// Load the plugin and run its config_create on ref.config. Relative paths the plugin resolves
+// (resolve_path) are taken against the directory of ref.mark.file (the config file). On failure
+// returns nullptr and sets *error to the load() error, or, when the plugin refused its config, to
 // "<file>:<line>:<col>: plugin '<name>' (<so path>): <the plugin's message>" pointing at the
 // node the plugin named (else at its config block, else at the plugin entry).
 std::shared_ptr<FilterConfig> createFilter(Loader& loader, const config::PluginRef& ref,

@@ -117,6 +117,34 @@ void sendLocalReplyHeaders(sluice_stream* s, uint32_t status, sluice_str content
   toStream(s)->filterLocalReply(status, view(content_type), view(body), headers, header_count);
 }
 
+bool hexDigit(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+// origin-form (RFC 9112 §3.2.1): absolute-path [ "?" query ], RFC 3986 characters only
+// (pchar, '/', '?'; '%' followed by two hex digits), at most 8192 bytes.
+bool originForm(std::string_view p) {
+  if (p.empty() || p[0] != '/' || p.size() > 8192) return false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(p[i]);
+    if ((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')) continue;
+    if (c == '%') {
+      if (i + 2 >= p.size() || !hexDigit(p[i + 1]) || !hexDigit(p[i + 2])) return false;
+      i += 2;
+      continue;
+    }
+    static constexpr std::string_view kOther = "-._~!$&'()*+,;=:@/?";
+    if (kOther.find(static_cast<char>(c)) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+int setUpstreamPath(sluice_stream* s, sluice_str path) {
+  std::string_view p = view(path);
+  if (!originForm(p)) return -1;
+  return toStream(s)->setUpstreamPath(p) ? 0 : -1;
+}
+
 const sluice_filter_host_api kFilterHostApi = {
     sizeof(sluice_filter_host_api),
     &method,
@@ -143,9 +171,19 @@ const sluice_filter_host_api kFilterHostApi = {
     &bufferBody,
     &bodyReplace,
     &sendLocalReplyHeaders,
+    &setUpstreamPath,
 };
 
 }  // namespace
+
+// Here rather than in stream_filters.cc: the one Stream member set_upstream_path needs.
+bool Stream::setUpstreamPath(std::string_view path) {
+  // Only while the request headers are still in the chain (a headers hook, or paused or
+  // waiting for the body there): after that they may have gone upstream.
+  if (fm_.decodeDelivered() || fm_.encoding() || fm_.ended()) return false;
+  upstream_path_ = std::string(path);
+  return true;
+}
 
 const sluice_filter_host_api* filterHostApi() { return &kFilterHostApi; }
 

@@ -78,6 +78,10 @@ class Stream : public event::Deletable,
   // An attribute's value; empty view with data() == nullptr when absent.
   std::string_view attribute(sluice_attribute attr) const;
   uint64_t startTimeUs(sluice_clock clock) const;
+  // set_upstream_path (filter_host.cc): sends the request upstream with `path` (validated by the
+  // caller) instead of the routed one. False once the request headers passed the last filter
+  // (they may have gone upstream) or the request is being answered locally.
+  bool setUpstreamPath(std::string_view path);
 
  private:
   // FilterManagerCallbacks (stream_filters.cc).

@@ -166,6 +166,7 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
     if (!ok) continue;
     std::string key = listenerKey(l, cfg.limits);
     std::shared_ptr<const proxy::ListenerInfo> reuse;
+    std::vector<std::string> file_changes;
     for (size_t i = 0; previous != nullptr && i < previous->listeners.size(); ++i) {
       const auto& old = previous->listeners[i];
       if (previous->listener_keys[i] != key || old->filters.size() != info->filters.size()) {
@@ -175,8 +176,24 @@ void buildListeners(const config::Config& cfg, plugin::Loader& loader, const Bui
       for (size_t f = 0; f < info->filters.size(); ++f) {
         same = same && sameLibrary(old->filters[f], info->filters[f]);
       }
-      if (same) reuse = old;
+      // Same YAML and library, but a file the filter read at config_create has other content
+      // now (a keys file, an htpasswd file, a JWKS): the fresh instance replaces it.
+      std::vector<std::string> changed;
+      for (size_t f = 0; same && f < info->filters.size(); ++f) {
+        std::string why = plugin::changedFile(old->filters[f]->files(), info->filters[f]->files());
+        if (!why.empty()) {
+          changed.push_back("listener '" + l.name + "': filter '" + info->filters[f]->name() +
+                            "' rebuilt: " + why);
+        }
+      }
+      if (same && changed.empty()) {
+        reuse = old;
+      } else if (same) {
+        file_changes = std::move(changed);
+      }
     }
+    if (reuse != nullptr) file_changes.clear();
+    for (std::string& c : file_changes) out->file_changes.push_back(std::move(c));
     out->listeners.push_back(reuse != nullptr ? reuse : event::mainThreadOwned(std::move(info)));
     out->listener_keys.push_back(std::move(key));
   }
@@ -206,7 +223,13 @@ void buildClusters(const config::Config& cfg, plugin::Loader& loader, const Buil
       const BuiltCluster& old = previous->clusters[i];
       if (old.info->config.name == c.name && old.key == built.key &&
           sameLibrary(old.info->balancer, balancer)) {
-        built.info = old.info;
+        std::string why = plugin::changedFile(old.info->balancer->files(), balancer->files());
+        if (why.empty()) {
+          built.info = old.info;
+        } else {
+          out->file_changes.push_back("cluster '" + c.name + "': balancer '" + balancer->name() +
+                                      "' rebuilt: " + why);
+        }
       }
     }
     if (built.info == nullptr) {
@@ -312,7 +335,7 @@ bool build(std::shared_ptr<const config::Config> config, plugin::Loader& loader,
     out->route_chains = buildRouteChains(
         *config, loader, out->listeners, out->listener_keys,
         previous != nullptr ? previous->route_chains : std::vector<BuiltRouteChain>{}, routes.get(),
-        errors);
+        errors, &out->file_changes);
   }
   out->routes = std::move(routes);
   buildClusters(*config, loader, previous, out, errors);

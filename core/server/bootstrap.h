@@ -3,7 +3,8 @@
 // Main thread. Used by `--validate` (build, report, discard), at start, and by every reload.
 //
 // On reload, `previous` lets unchanged parts be reused as the same objects: a listener whose
-// settings and filter chain (config and plugin file) are unchanged keeps its ListenerInfo, so
+// settings and filter chain (config, plugin file and the files each filter declared with
+// depends_on_file, by content) are unchanged keeps its ListenerInfo, so
 // the workers keep their filter instances (and their state); a cluster whose settings and
 // balancer are unchanged keeps its ClusterInfo, so the workers keep their balancer instances.
 #pragma once
@@ -34,10 +35,13 @@ struct Built {
   std::shared_ptr<const config::Config> config;
   std::shared_ptr<const proxy::RouteTable> routes;
   std::vector<std::shared_ptr<const proxy::ListenerInfo>> listeners;
-  std::vector<std::string> listener_keys;  // parallel to `listeners`
+  std::vector<std::string> listener_keys;     // parallel to `listeners`
   std::vector<BuiltRouteChain> route_chains;  // what routes->chains holds, with reuse keys
   std::vector<BuiltCluster> clusters;
   std::vector<BuiltDiscovery> discovery;
+  // Listener and route chains rebuilt only because a file a filter depends on changed
+  // (depends_on_file): "listener 'L': filter 'F' rebuilt: /path changed". For the reload log.
+  std::vector<std::string> file_changes;
 };
 
 // Every TLS file (certificates, keys, CAs) `config` names, absolute, without duplicates.

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -30,6 +31,27 @@ std::string filterNames(const proxy::ListenerInfo& l) {
     s += (i == 0 ? "" : ", ") + l.config.filters[i].name;
   }
   return s + "]";
+}
+
+// Every file the running filters depend on (listener and route chains), with its digest.
+std::map<std::string, std::string> dependencies(const Built& built) {
+  std::map<std::string, std::string> files;
+  auto add = [&](const proxy::ListenerInfo& l) {
+    for (const auto& f : l.filters) {
+      if (f == nullptr) continue;
+      for (const plugin::FileDependency& d : f->files()) files[d.path] = d.sha256;
+    }
+  };
+  for (const auto& l : built.listeners) add(*l);
+  for (const auto& c : built.route_chains) add(*c.info);
+  return files;
+}
+
+// Every filter entry's YAML (to tell a file-only rebuild from a settings change).
+std::string pluginKeys(const proxy::ListenerInfo& l) {
+  std::string s;
+  for (const auto& f : l.config.filters) s += pluginKey(f) + ";";
+  return s;
 }
 
 // A route's filter entries for the reload log: "extend [a, -b, c]" (-: disabled).
@@ -79,8 +101,16 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
       out.push_back("listener '" + l.config.name + "': context_path '" + o.config.context_path +
                     "' → '" + l.config.context_path + "'");
     }
-    if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
-        o.config.address == l.config.address && o.config.context_path == l.config.context_path) {
+    bool files_only = false;
+    for (const std::string& c : next.file_changes) {
+      files_only = files_only || c.rfind("listener '" + l.config.name + "': ", 0) == 0;
+    }
+    if (files_only && pluginKeys(o) != pluginKeys(l)) files_only = false;
+    if (files_only) {
+      // Named below, filter by filter, with the file that changed.
+    } else if (old.listeners[it->second] != next.listeners[i] && filterNames(o) == filterNames(l) &&
+               o.config.address == l.config.address &&
+               o.config.context_path == l.config.context_path) {
       out.push_back("listener '" + l.config.name +
                     "': filter settings, limits, TLS, access logs or plugin files changed");
     } else if (filterNames(o) != filterNames(l)) {
@@ -107,7 +137,11 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
       out.push_back("cluster '" + name + "': balancer " + o.info->config.balancer.name + " → " +
                     c.info->config.balancer.name);
     } else if (o.info != c.info) {
-      out.push_back("cluster '" + name + "': settings or balancer config changed");
+      bool files_only = false;  // then named with the file below
+      for (const std::string& f : next.file_changes) {
+        files_only = files_only || f.rfind("cluster '" + name + "': ", 0) == 0;
+      }
+      if (!files_only) out.push_back("cluster '" + name + "': settings or balancer config changed");
     }
     std::set<std::string> a, b;
     for (const auto& e : o.endpoints) a.insert(e.address);
@@ -147,6 +181,8 @@ std::vector<std::string> diff(const Built& old, const Built& next) {
                     ") restarted with its new config");
     }
   }
+  // Chains rebuilt because a file a filter depends on changed (its YAML did not).
+  for (const std::string& c : next.file_changes) out.push_back(c);
   return out;
 }
 
@@ -351,19 +387,26 @@ void Server::updateWatch() {
     watch_.reset();
     return;
   }
-  if (watch_ != nullptr) return;
+  // The config file and every file a filter depends on (depends_on_file: keys files, htpasswd
+  // files, JWKS).
+  std::vector<std::string> files{source_.path};
+  for (const auto& [path, digest] : dependencies(built_)) files.push_back(path);
+  if (watch_ != nullptr && watch_->files() == files) return;
   // Applied 200 ms after the file went quiet, and at most 1 s after its first change even while
   // it keeps changing (docs/operations.md).
-  watch_ =
-      std::make_unique<FileWatch>(base_, "watch_config", std::vector<std::string>{source_.path},
-                                  kWatchQuietMs, kWatchMaxWaitMs, [this] {
-                                    std::ifstream in(source_.path, std::ios::binary);
-                                    std::stringstream text;
-                                    if (in) text << in.rdbuf();
-                                    if (in && text.str() == built_.config->text)
-                                      return;  // touched, not changed
-                                    reload("file watch", false);
-                                  });
+  watch_ = std::make_unique<FileWatch>(
+      base_, "watch_config", files, kWatchQuietMs, kWatchMaxWaitMs, [this] {
+        std::ifstream in(source_.path, std::ios::binary);
+        std::stringstream text;
+        if (in) text << in.rdbuf();
+        bool same = in && text.str() == built_.config->text;
+        for (const auto& [path, digest] : dependencies(built_)) {
+          std::string now, error;
+          same = same && plugin::fileSha256(path, &now, &error) && now == digest;
+        }
+        if (same) return;  // touched, not changed
+        reload("file watch", false);
+      });
 }
 
 }  // namespace sluice::server

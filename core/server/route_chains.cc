@@ -103,7 +103,8 @@ std::vector<BuiltRouteChain> buildRouteChains(
     const config::Config& config, plugin::Loader& loader,
     const std::vector<std::shared_ptr<const proxy::ListenerInfo>>& listeners,
     const std::vector<std::string>& listener_keys, const std::vector<BuiltRouteChain>& previous,
-    proxy::RouteTable* routes, std::vector<std::string>* errors) {
+    proxy::RouteTable* routes, std::vector<std::string>* errors,
+    std::vector<std::string>* file_changes) {
   std::vector<BuiltRouteChain> built;
   for (size_t r = 0; r < config.routes.size(); ++r) {
     const config::Route& route = config.routes[r];
@@ -128,7 +129,24 @@ std::vector<BuiltRouteChain> buildRouteChains(
         for (size_t i = 0; i < entries.size(); ++i) {
           same = same && &old.info->filters[i]->library() == &entries[i].filter->library();
         }
-        if (same) info = old.info;
+        // The route's own entries: rebuilt when a file they read changed (the listener's
+        // entries are the base's, compared with it).
+        std::vector<std::string> changed;
+        for (size_t i = 0; same && i < entries.size(); ++i) {
+          if (!entries[i].own) continue;
+          std::string why =
+              plugin::changedFile(old.info->filters[i]->files(), entries[i].filter->files());
+          if (!why.empty()) {
+            changed.push_back("route '" + (route.name.empty() ? route.prefix : route.name) +
+                              "' on listener '" + base.config.name + "': filter '" +
+                              entries[i].filter->name() + "' rebuilt: " + why);
+          }
+        }
+        if (same && changed.empty()) {
+          info = old.info;
+        } else if (same && file_changes != nullptr) {
+          for (std::string& c : changed) file_changes->push_back(std::move(c));
+        }
       }
       if (info == nullptr) {
         auto fresh = std::make_unique<proxy::ListenerInfo>(base);

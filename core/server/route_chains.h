@@ -33,14 +33,17 @@ struct BuiltRouteChain {
 };
 
 // Fills routes->chains for `config` from the built `listeners` (parallel to config.listeners,
-// with `listener_keys`). A chain whose key, base listener info and plugin files are the same as
-// in `previous` (may be empty) is that same object, so workers keep its instances. Returns the
-// chains built (for the next reload's `previous`); errors (a route entry's plugin not found or
-// refusing its config) are appended as "file:line:col: ..." lines.
+// with `listener_keys`). A chain whose key, base listener info, plugin files and the files its
+// own entries depend on (depends_on_file, by content) are the same as in `previous` (may be
+// empty) is that same object, so workers keep its instances; a chain rebuilt only because such
+// a file changed is named in `file_changes` (may be null). Returns the chains built (for the
+// next reload's `previous`); errors (a route entry's plugin not found or refusing its config)
+// are appended as "file:line:col: ..." lines.
 std::vector<BuiltRouteChain> buildRouteChains(
     const config::Config& config, plugin::Loader& loader,
     const std::vector<std::shared_ptr<const proxy::ListenerInfo>>& listeners,
     const std::vector<std::string>& listener_keys, const std::vector<BuiltRouteChain>& previous,
-    proxy::RouteTable* routes, std::vector<std::string>* errors);
+    proxy::RouteTable* routes, std::vector<std::string>* errors,
+    std::vector<std::string>* file_changes = nullptr);
 
 }  // namespace sluice::server

@@ -141,7 +141,7 @@ class Balancer {
   // Index of a host with healthy() in the current set, or kPickNone. Must not block.
   virtual int64_t pick(const PickContext& ctx) = 0;
   // An attempt on host `index` ended. Optional: when not overridden the host skips the call.
-  virtual void onResult(uint32_t index, Outcome outcome, uint64_t latency_us) {}
+  virtual void onResult(uint32_t /*index*/, Outcome /*outcome*/, uint64_t /*latency_us*/) {}
 };
 
 }  // namespace sluice::sdk

@@ -63,6 +63,22 @@ class ConfigNode {
   // Scalar text as written ("" for non-scalars).
   std::string_view scalar() const { return view(api_->scalar(node_)); }
 
+  // ABI 1.2. `path` resolved like the host's own paths (relative to the config file's
+  // directory). Throws ConfigError at this node when empty or too long.
+  std::string resolvePath(std::string_view path) const {
+    char out[4096];
+    size_t n = api_->resolve_path(node_, {path.data(), path.size()}, out, sizeof(out));
+    if (n == 0) fail("cannot resolve path '" + std::string(path) + "'");
+    return std::string(out, n);
+  }
+  // ABI 1.2. A reload rebuilds this config instance when the file's content changed (call it
+  // for every file config_create reads). Throws ConfigError at this node when unreadable.
+  void dependsOnFile(const std::string& resolved_path) const {
+    if (api_->depends_on_file(node_, {resolved_path.data(), resolved_path.size()}) != 0) {
+      fail("cannot read '" + resolved_path + "'");
+    }
+  }
+
   // Throws ConfigError pointing at this node.
   [[noreturn]] void fail(const std::string& message) const {
     throw ConfigError(message, line(), column());

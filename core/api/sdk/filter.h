@@ -241,6 +241,15 @@ class Stream {
     return api_->buffer_body(stream_, static_cast<sluice_body_dir>(body), max_bytes,
                              over_limit_status) == 0;
   }
+  // The path and query as they will be sent upstream (after the route's rewrite).
+  std::string_view upstreamPath() const {
+    return attribute(Attribute::kUpstreamPath).value_or("");
+  }
+  // From onRequestHeaders: send the request upstream with this path and query instead (no new
+  // routing). False when invalid (see set_upstream_path in core/api/filter.h) or too late.
+  bool setUpstreamPath(std::string_view path_and_query) {
+    return api_->set_upstream_path(stream_, str(path_and_query)) == 0;
+  }
   // From the body hook that got a whole buffered body: replace it (Content-Length follows).
   bool replaceBody(Body body, std::string_view data) {
     return api_->body_replace(stream_, static_cast<sluice_body_dir>(body), str(data)) == 0;

@@ -62,7 +62,7 @@ struct FilterPlugin {
   static void workerDestroy(void* worker) noexcept {
     std::unique_ptr<Worker> owned(static_cast<Worker*>(worker));  // takes back the handle
   }
-  static void* streamCreate(void* worker, sluice_stream* stream) noexcept {
+  static void* streamCreate(void* worker, sluice_stream* /*stream*/) noexcept {
     Worker& w = *static_cast<Worker*>(worker);
     try {
       // Owned by the host as an opaque handle until stream_destroy.

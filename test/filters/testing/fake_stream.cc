@@ -153,6 +153,15 @@ const sluice_filter_host_api kApi = {
       }
       FakeStream::of(s).local_reply = std::move(reply);
     },
+    [](sluice_stream* s, sluice_str path) -> int {
+      std::string_view p = view(path);
+      if (p.empty() || p[0] != '/' || p.size() > 8192) return -1;
+      for (char c : p) {
+        if (static_cast<unsigned char>(c) <= 0x20 || c == 0x7f) return -1;
+      }
+      FakeStream::of(s).attributes[SLUICE_ATTR_UPSTREAM_PATH] = std::string(p);
+      return 0;
+    },
 };
 
 }  // namespace

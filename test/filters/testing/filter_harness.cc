@@ -69,6 +69,7 @@ FilterHarness::FilterHarness(const sluice_plugin_descriptor* descriptor, const s
   char message[512] = "";
   sluice_error err{message, sizeof(message), 0, 0};
   config_ = hooks_->config_create(&host_, tree.raw(), &err);
+  files_ = tree.files();
   if (config_ == nullptr) {
     error_ = message;
     error_line_ = err.line;

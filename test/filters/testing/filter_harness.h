@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/api/filter.h"
+#include "core/plugin/config_node.h"
 #include "test/filters/testing/fake_stream.h"
 
 namespace sluice::testing {
@@ -47,6 +48,8 @@ class FilterHarness {
   // Worker 0's instance (for tests of per-worker state), and more workers for the same config.
   void* worker() const { return worker_; }
   void* config() const { return config_; }
+  // The files config_create declared with depends_on_file (path, SHA-256).
+  const std::vector<plugin::FileDependency>& files() const { return files_; }
   // on_log + stream_destroy. Also done by ~FakeStream for a stream still open, and by this
   // harness's destructor for streams that outlive it.
   void finish(FakeStream& stream);
@@ -57,6 +60,7 @@ class FilterHarness {
   const sluice_filter_plugin* hooks_;
   sluice_host_api host_{};
   void* config_ = nullptr;
+  std::vector<plugin::FileDependency> files_;
   void* worker_ = nullptr;
   std::vector<FakeStream*> open_;
   std::string error_;

@@ -14,10 +14,13 @@ namespace sluice::testing {
 // through the host's real sluice_config_api. Lines and columns are 1-based in `yaml`.
 class YamlConfig {
  public:
-  explicit YamlConfig(const std::string& yaml)
-      : root_(yaml.empty() ? YAML::Node() : YAML::Load(yaml)), tree_(root_) {}
+  // `base_dir`: where relative paths resolve ("" = the current directory).
+  explicit YamlConfig(const std::string& yaml, const std::string& base_dir = "")
+      : root_(yaml.empty() ? YAML::Node() : YAML::Load(yaml)), tree_(root_, base_dir) {}
   sdk::ConfigNode node() const { return sdk::ConfigNode(plugin::configApi(), tree_.root()); }
   const sluice_config_node* raw() const { return tree_.root(); }
+  // What depends_on_file recorded so far.
+  const std::vector<plugin::FileDependency>& files() const { return tree_.files(); }
 
  private:
   YAML::Node root_;

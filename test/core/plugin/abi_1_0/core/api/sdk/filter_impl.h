@@ -1,0 +1,153 @@
+// sluice C++ SDK — the C trampolines behind SLUICE_FILTER_PLUGIN. Not for plugin code; included
+// by core/api/sdk/filter.h.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
+#include "core/api/filter.h"
+#include "core/api/sdk/internal.h"
+
+namespace sluice::sdk::internal {
+
+template <typename ConfigT, typename WorkerT, typename FilterT>
+struct FilterPlugin {
+  static_assert(std::is_base_of_v<Filter, FilterT>, "the filter class must derive sdk::Filter");
+  using Config = ConfigHolder<ConfigT>;
+
+  // Behind worker_create's handle: the author's worker object, on its worker thread.
+  struct Worker {
+    Worker(const Config& c, uint32_t index)
+        : config(c), worker(constructFrom<WorkerT>(c.config, index)) {}
+    const Config& config;
+    WorkerT worker;
+  };
+
+  // Behind stream_create's handle: the author's per-request filter object.
+  struct State {
+    explicit State(Worker& w)
+        : host(w.config.host),
+          api(host.raw()->filter),
+          filter(constructFrom<FilterT>(w.config.config, w.worker)) {}
+    Host host;
+    const sluice_filter_host_api* api;
+    FilterT filter;
+  };
+
+  // A hook the author did not override is left NULL, so the host skips the call (the member
+  // pointer's class is Filter itself exactly when FilterT inherits the default).
+  static constexpr bool kRequestHeaders =
+      !std::is_same_v<decltype(&FilterT::onRequestHeaders), decltype(&Filter::onRequestHeaders)>;
+  static constexpr bool kRequestBody =
+      !std::is_same_v<decltype(&FilterT::onRequestBody), decltype(&Filter::onRequestBody)>;
+  static constexpr bool kResponseHeaders =
+      !std::is_same_v<decltype(&FilterT::onResponseHeaders), decltype(&Filter::onResponseHeaders)>;
+  static constexpr bool kResponseBody =
+      !std::is_same_v<decltype(&FilterT::onResponseBody), decltype(&Filter::onResponseBody)>;
+  static constexpr bool kLog = !std::is_same_v<decltype(&FilterT::onLog), decltype(&Filter::onLog)>;
+
+  static void* workerCreate(void* config, uint32_t index) noexcept {
+    const Config& c = *static_cast<const Config*>(config);
+    try {
+      // Owned by the host as an opaque handle until worker_destroy.
+      return std::make_unique<Worker>(c, index).release();
+    } catch (...) {
+      logException(c.host, "worker_create");
+      return nullptr;
+    }
+  }
+  static void workerDestroy(void* worker) noexcept {
+    std::unique_ptr<Worker> owned(static_cast<Worker*>(worker));  // takes back the handle
+  }
+  static void* streamCreate(void* worker, sluice_stream* stream) noexcept {
+    Worker& w = *static_cast<Worker*>(worker);
+    try {
+      // Owned by the host as an opaque handle until stream_destroy.
+      return std::make_unique<State>(w).release();
+    } catch (...) {
+      logException(w.config.host, "stream_create");
+      return nullptr;
+    }
+  }
+  static void streamDestroy(void* self) noexcept {
+    std::unique_ptr<State> owned(static_cast<State*>(self));  // takes back the handle
+  }
+
+  // After a hook threw: log it, answer 500 when a reply can still replace the response, stop.
+  static sluice_filter_status fault(State& st, Stream& stream, const char* where,
+                                    bool reply) noexcept {
+    logException(st.host, where);
+    if (reply) stream.sendLocalReply(500, "filter error\n");
+    return SLUICE_FILTER_STOP;
+  }
+  static sluice_filter_status requestHeaders(void* self, sluice_stream* s, int end) noexcept {
+    State& st = *static_cast<State*>(self);
+    Stream stream(st.api, s);
+    try {
+      return static_cast<sluice_filter_status>(st.filter.onRequestHeaders(stream, end != 0));
+    } catch (...) {
+      return fault(st, stream, "onRequestHeaders", true);
+    }
+  }
+  static sluice_filter_status requestBody(void* self, sluice_stream* s, const char* data,
+                                          size_t len, int end) noexcept {
+    State& st = *static_cast<State*>(self);
+    Stream stream(st.api, s);
+    try {
+      return static_cast<sluice_filter_status>(
+          st.filter.onRequestBody(stream, std::string_view(data, len), end != 0));
+    } catch (...) {
+      return fault(st, stream, "onRequestBody", true);
+    }
+  }
+  static sluice_filter_status responseHeaders(void* self, sluice_stream* s, int end) noexcept {
+    State& st = *static_cast<State*>(self);
+    Stream stream(st.api, s);
+    try {
+      return static_cast<sluice_filter_status>(st.filter.onResponseHeaders(stream, end != 0));
+    } catch (...) {
+      return fault(st, stream, "onResponseHeaders", true);
+    }
+  }
+  static sluice_filter_status responseBody(void* self, sluice_stream* s, const char* data,
+                                           size_t len, int end) noexcept {
+    State& st = *static_cast<State*>(self);
+    Stream stream(st.api, s);
+    try {
+      return static_cast<sluice_filter_status>(
+          st.filter.onResponseBody(stream, std::string_view(data, len), end != 0));
+    } catch (...) {
+      return fault(st, stream, "onResponseBody", false);
+    }
+  }
+  static void log(void* self, const sluice_stream* s) noexcept {
+    State& st = *static_cast<State*>(self);
+    // onLog only gets a const Stream&, so the const_cast never leads to a write.
+    const Stream stream(st.api, const_cast<sluice_stream*>(s));
+    try {
+      st.filter.onLog(stream);
+    } catch (...) {
+      logException(st.host, "onLog");
+    }
+  }
+
+  static constexpr sluice_filter_plugin kHooks = {
+      sizeof(sluice_filter_plugin),
+      &configCreate<ConfigT>,
+      &configDestroy<ConfigT>,
+      &workerCreate,
+      &workerDestroy,
+      &streamCreate,
+      &streamDestroy,
+      kRequestHeaders ? &requestHeaders : nullptr,
+      kRequestBody ? &requestBody : nullptr,
+      kResponseHeaders ? &responseHeaders : nullptr,
+      kResponseBody ? &responseBody : nullptr,
+      kLog ? &log : nullptr,
+  };
+};
+
+}  // namespace sluice::sdk::internal
