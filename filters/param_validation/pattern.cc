@@ -1,6 +1,8 @@
 #include "filters/param_validation/pattern.h"
 
-#include "filters/common/regex_shape.h"
+#include <re2/re2.h>
+
+#include "filters/common/regex.h"
 
 namespace sluice::filters::pv {
 
@@ -9,20 +11,15 @@ std::optional<Pattern> Pattern::compile(const std::string& source, std::string* 
     *why = "pattern longer than " + std::to_string(kMaxPatternLength) + " characters";
     return std::nullopt;
   }
-  std::string problem = regexShapeProblem(source);
-  if (!problem.empty()) {
-    *why = "pattern '" + source + "' refused: " + problem;
-    return std::nullopt;
-  }
   Pattern p;
   p.source_ = source;
-  try {
-    p.regex_ = std::regex(source, std::regex::ECMAScript);
-  } catch (const std::regex_error& e) {
-    *why = "invalid regular expression '" + source + "': " + e.what();
-    return std::nullopt;
-  }
+  p.regex_ = compileRegex(source, why);
+  if (!p.regex_) return std::nullopt;
   return p;
+}
+
+bool Pattern::matches(std::string_view value) const {
+  return re2::RE2::PartialMatch(re2::StringPiece(value.data(), value.size()), *regex_);
 }
 
 }  // namespace sluice::filters::pv
