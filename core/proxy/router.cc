@@ -26,10 +26,45 @@ bool startsWith(std::string_view s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
 }
 
+// "." or ".." with each dot possibly written %2e / %2E.
+bool isDotSegment(std::string_view seg) {
+  size_t dots = 0;
+  for (size_t i = 0; i < seg.size();) {
+    if (seg[i] == '.') {
+      ++i;
+    } else if (seg[i] == '%' && i + 2 < seg.size() && seg[i + 1] == '2' &&
+               (seg[i + 2] == 'e' || seg[i + 2] == 'E')) {
+      i += 3;
+    } else {
+      return false;
+    }
+    if (++dots > 2) return false;
+  }
+  return dots == 1 || dots == 2;
+}
+
 }  // namespace
 
-bool route(const config::Config& config, const config::Listener& listener,
-           std::string_view target, RouteResult* out, std::string* why) {
+bool hasDotSegment(std::string_view target) {
+  std::string_view path = originPath(target);
+  path = path.substr(0, path.find('?'));
+  size_t start = 0;
+  while (start <= path.size()) {
+    // '\' and '#' end a segment too: neither belongs in a request path (RFC 3986 §3.3), but
+    // some servers read '\' as '/' or drop a '#...' fragment before resolving dot segments.
+    size_t sep = path.find_first_of("/\\#", start);
+    size_t end = sep == std::string_view::npos ? path.size() : sep;
+    std::string_view seg = path.substr(start, end - start);
+    // "..;x": servlet containers drop a segment's ";parameters" before resolving it.
+    if (isDotSegment(seg.substr(0, seg.find(';')))) return true;
+    if (sep == std::string_view::npos) break;
+    start = sep + 1;
+  }
+  return false;
+}
+
+bool route(const config::Config& config, const config::Listener& listener, std::string_view target,
+           RouteResult* out, std::string* why) {
   std::string_view path = originPath(target);
   if (path.empty()) {
     *why = "request-target is not a path";

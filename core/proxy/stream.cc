@@ -156,6 +156,11 @@ void Stream::onRequestHead(http::MessageHead& head) {
   // its name and cluster, and the route may bring a chain of its own. A request no route
   // matches still runs the listener's chain and is answered 404 after it (an unauthenticated
   // client learns nothing about the routes), through the response filters like any reply.
+  if (hasDotSegment(request_.target)) {
+    // "/public/../admin" would run the /public route's chain and reach /admin upstream.
+    gatewayError(400, "the request path has a '.' or '..' segment");
+    return;
+  }
   routeRequest();
   std::string failed;
   if (!fm_.createFilters(chain_->forRoute(routed_ ? route_result_.route : nullptr), &failed)) {

@@ -51,6 +51,10 @@ bool Stream::replyMustClose() const {
   // A reply before the request was read completely: the connection stays open when the rest
   // of the body is small enough to read and discard (its length is known), else it closes.
   if (request_complete_ || request_.framing == http::Framing::kNone) return false;
+  // Expect: 100-continue and no 100 sent: the client may send the body or not (RFC 9110
+  // §10.1.1), so what follows on the connection is ambiguous: reading it as body would eat
+  // the client's next request, reading it as a request would parse the body. Close.
+  if (expect_continue_ && !sent_continue_) return true;
   if (request_.framing != http::Framing::kContentLength) return true;  // chunked: unbounded
   const uint64_t left =
       request_.content_length > info_.bytes_in ? request_.content_length - info_.bytes_in : 0;

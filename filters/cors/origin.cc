@@ -1,5 +1,9 @@
 #include "filters/cors/origin.h"
 
+#include <utility>
+
+#include "filters/common/regex.h"
+
 namespace sluice::filters::cors {
 namespace {
 
@@ -122,12 +126,9 @@ bool OriginMatcher::addEntry(std::string_view entry, std::string* why) {
 }
 
 bool OriginMatcher::addRegex(const std::string& pattern, std::string* why) {
-  try {
-    regex_.emplace_back(pattern, std::regex::ECMAScript | std::regex::optimize);
-  } catch (const std::regex_error& e) {
-    *why = "invalid regular expression '" + pattern + "': " + e.what();
-    return false;
-  }
+  std::shared_ptr<const re2::RE2> re = compileRegex(pattern, why);
+  if (!re) return false;
+  regex_.push_back(std::move(re));
   return true;
 }
 
@@ -149,12 +150,8 @@ bool OriginMatcher::matchesSpecific(std::string_view origin) const {
       }
     }
   }
-  for (const std::regex& r : regex_) {
-    try {
-      if (std::regex_match(origin.begin(), origin.end(), r)) return true;
-    } catch (const std::regex_error&) {
-      // The library gave up (complexity, stack): not a match.
-    }
+  for (const std::shared_ptr<const re2::RE2>& r : regex_) {
+    if (re2::RE2::FullMatch(re2::StringPiece(origin.data(), origin.size()), *r)) return true;
   }
   return false;
 }

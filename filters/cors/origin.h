@@ -10,15 +10,21 @@
 //   "https://*.example.com"        any origin whose host ends in ".example.com" (one or more labels
 //                                  in place of the '*'; the apex example.com itself does not match)
 //   "*.example.com", "app.example.com:8443"  without a scheme: http and https both match
-// and, separately, ECMAScript regular expressions matched against the whole Origin value.
+// and, separately, regular expressions (RE2 syntax, filters/common/regex.h) matched against the
+// whole Origin value as the browser sent it (case-sensitive; write (?i) for case-insensitive), in
+// time linear in its length. Origins longer than 1024 bytes match nothing.
 // Thread-safe when const.
 #pragma once
 
+#include <memory>
 #include <optional>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace sluice::filters::cors {
 
@@ -36,7 +42,8 @@ class OriginMatcher {
  public:
   // Adds an entry (see above); false with `why` set when it is not valid.
   bool addEntry(std::string_view entry, std::string* why);
-  // Adds a regex (ECMAScript); false with `why` set when it does not compile.
+  // Adds a regex (RE2 syntax; matched as a whole, RE2::FullMatch); false with `why` set when RE2
+  // refuses it (syntax, back-references, lookaround, too large: RE2's message).
   bool addRegex(const std::string& pattern, std::string* why);
 
   bool allowsAny() const { return any_; }
@@ -56,7 +63,7 @@ class OriginMatcher {
   bool null_ = false;
   std::vector<OriginParts> exact_;  // scheme empty: http or https
   std::vector<Wildcard> wildcard_;
-  std::vector<std::regex> regex_;
+  std::vector<std::shared_ptr<const re2::RE2>> regex_;
 };
 
 }  // namespace sluice::filters::cors

@@ -30,8 +30,8 @@
 //         unknown_query: allow          # allow | reject (a parameter without a rule)
 //         body: {max_bytes: 65536, required: [name], fields: {name: {type: string}}}
 // Rule keys: rules.h (query, headers) and body_rules.h (body). Bad rules are refused at load
-// with their line: unknown types or keys, min > max, regexes that do not compile or nest
-// repetition (pattern.h).
+// with their line: unknown types or keys, min > max, regexes RE2 refuses (pattern.h: RE2 syntax,
+// matched in linear time; no back-references or lookaround).
 //
 // Answers (application/json):
 //   400 {"status":400,"error":"invalid request","violations":[{"in":"query","name":"page",

@@ -29,7 +29,7 @@ struct Violation {
 //   max: 100                 # int and number: largest value allowed (inclusive)
 //   min_length: 1            # bytes of the decoded value
 //   max_length: 64           # bytes of the decoded value
-//   pattern: '^[a-z]+$'      # ECMAScript, searched (see pattern.h)
+//   pattern: '^[a-z]+$'      # RE2 syntax, searched (see pattern.h)
 //   repeated: false          # may the parameter / header appear more than once?
 // int: an optional '-' and decimal digits, within a signed 64-bit integer. number: a JSON
 // number (-?digits[.digits][e[+-]digits]). bool: exactly "true" or "false".

@@ -73,5 +73,38 @@ TEST_F(RouterTest, AbsoluteFormRoutesByItsPath) {
   EXPECT_FALSE(go("example.com:443"));
 }
 
+TEST(DotSegmentTest, FindsDotAndDotDotSegmentsPlainOrPercentEncoded) {
+  for (const char* t : {"/public/../admin",
+                        "/public/./x",
+                        "/..",
+                        "/.",
+                        "/a/..",
+                        "/a/../",
+                        "/a/%2e%2e/b",
+                        "/a/%2E%2E/b",
+                        "/a/.%2e/b",
+                        "/a/%2e./b",
+                        "/a/%2e/b",
+                        "/a/..?x=1",
+                        "/a/..#f",
+                        "http://h/a/../b",
+                        "https://h/..",
+                        "/public#/../api",
+                        "/public\\..\\api",
+                        "/a/..;/b",
+                        "/a/..;jsessionid=1/b",
+                        "/a/.;x"}) {
+    EXPECT_TRUE(hasDotSegment(t)) << t;
+  }
+}
+
+TEST(DotSegmentTest, DotsInsideSegmentsAndInTheQueryAreFine) {
+  for (const char* t : {"/", "/a", "/a..b", "/...", "/a/.well-known/x", "/file.tar.gz",
+                        "/a/%2e%2e%2e", "/a/%2e%2f", "/a/%2", "/a/%", "/a?p=../../x", "/a?p=/./",
+                        "*", "", "http://h", "/a//b", "/a;x=../b", "/a/..x;y", "/a/x#frag"}) {
+    EXPECT_FALSE(hasDotSegment(t)) << t;
+  }
+}
+
 }  // namespace
 }  // namespace sluice::proxy

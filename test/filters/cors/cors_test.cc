@@ -71,6 +71,50 @@ TEST(OriginTest, RefusesEntriesThatAreNotOrigins) {
   EXPECT_NE(why.find("invalid regular expression"), std::string::npos) << why;
 }
 
+// Former ReDoS patterns (exponential under std::regex) load and answer adversarial origins
+// correctly: RE2 matches in linear time (not asserted; the loop just repeats the attack).
+TEST(OriginTest, RegexesMatchWholeOriginsInLinearTime) {
+  cors::OriginMatcher m;
+  std::string why;
+  ASSERT_TRUE(m.addRegex("https://([a-z0-9]+)+\\.example\\.com", &why)) << why;
+  ASSERT_TRUE(m.addRegex("(a|aa)*b", &why)) << why;
+  EXPECT_TRUE(m.matchesSpecific("https://aaaa.example.com"));
+  EXPECT_TRUE(m.matchesSpecific("aaab"));
+  // Whole value: a pattern matching only part of the origin does not allow it.
+  EXPECT_FALSE(m.matchesSpecific("https://aaaa.example.com.evil.io"));
+  EXPECT_FALSE(m.matchesSpecific("xaaab"));
+  // Case-sensitive, as the browser sent it.
+  EXPECT_FALSE(m.matchesSpecific("https://AAAA.example.com"));
+  const std::string letters(10000, 'a');
+  for (int i = 0; i < 20; ++i) {
+    // Longer than the 1024-byte cap: never matches, however the regex would answer.
+    EXPECT_FALSE(m.matchesSpecific("https://" + letters + ".example.com"));
+    EXPECT_FALSE(m.matchesSpecific(letters + "b"));
+    // Within the cap: the regex itself runs on the adversarial value.
+    EXPECT_FALSE(m.matchesSpecific("https://" + letters.substr(0, 1000) + "!"));
+    EXPECT_FALSE(m.matchesSpecific(letters.substr(0, 1020) + "!"));
+    EXPECT_TRUE(m.matchesSpecific(letters.substr(0, 1023) + "b"));
+  }
+}
+
+TEST(CorsTest, FormerRedosOriginPatternLoadsAndAnswersAdversarialPreflights) {
+  FilterHarness h(sluice_plugin_entry(),
+                  "allow_origin_regex: ['https://([a-z0-9]+)+\\.example\\.com', '(a|aa)*b']\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  for (const std::string& origin :
+       {"https://" + std::string(1000, 'a') + "!", std::string(1020, 'a') + "!"}) {
+    FakeStream s("OPTIONS", "/", {{"Origin", origin}, {"Access-Control-Request-Method", "GET"}});
+    EXPECT_EQ(h.requestHeaders(s), SLUICE_FILTER_STOP);
+    ASSERT_TRUE(s.local_reply);
+    EXPECT_EQ(s.local_reply->status, 403u);
+  }
+  FakeStream ok("OPTIONS", "/",
+                {{"Origin", "https://pr7.example.com"}, {"Access-Control-Request-Method", "GET"}});
+  EXPECT_EQ(h.requestHeaders(ok), SLUICE_FILTER_STOP);
+  ASSERT_TRUE(ok.local_reply);
+  EXPECT_EQ(ok.local_reply->status, 204u);
+}
+
 TEST(CorsTest, RequestsWithoutOriginPassUntouched) {
   FilterHarness h(sluice_plugin_entry(), kConfig);
   ASSERT_TRUE(h.configured()) << h.error();
@@ -228,7 +272,7 @@ TEST(CorsTest, RefusesBadConfigsWithLine) {
                 "allow_origins '*' with allow_credentials: the Fetch standard forbids", 2},
            Case{"allow_origins: [https://a.io/path]\n", "'https://a.io/path' is not an origin", 1},
            Case{"allow_origins: [https://a.io]\nallow_origin_regex: ['(']\n",
-                "invalid regular expression '('", 2},
+                "invalid regular expression '(': missing ): (", 2},
            Case{"allow_origins: [https://a.io]\nallow_methods: ['GET POST']\n",
                 "'GET POST' is not an HTTP method", 2},
            Case{"allow_origins: [https://a.io]\nallow_headers: ['X:Y']\n",
@@ -238,6 +282,15 @@ TEST(CorsTest, RefusesBadConfigsWithLine) {
                 "expose_headers '*' with allow_credentials", 3},
            Case{"allow_origins: [https://a.io]\nreflect_any_origin: true\n",
                 "reflect_any_origin allows every origin", 2},
+           Case{"allow_origin_regex: ['ok', '(a)\\1']\n",
+                "invalid regular expression '(a)\\1': invalid escape sequence: \\1; "
+                "back-references are not supported (RE2 syntax: "
+                "https://github.com/google/re2/wiki/Syntax)",
+                1},
+           Case{"allow_origin_regex:\n  - ok\n  - 'https://(?!evil)[a-z]+\\.a\\.io'\n",
+                "invalid regular expression 'https://(?!evil)[a-z]+\\.a\\.io': invalid perl "
+                "operator: (?!; lookaround is not supported",
+                3},
            Case{"max_age: 5\n", "cors needs allow_origins", 0},
            Case{"allow_origin: [https://a.io]\n", "unknown key 'allow_origin'", 1},
        }) {
