@@ -416,8 +416,8 @@ void FilterManager::updateHolding(FilterDir d) {
   }
 }
 
-void FilterManager::stopDecoding() {
-  Dir& s = dir(FilterDir::kRequest);
+void FilterManager::stop(FilterDir d) {
+  Dir& s = dir(d);
   ++s.gen;
   s.state = State::kStopped;
   s.data_paused = false;
@@ -426,20 +426,7 @@ void FilterManager::stopDecoding() {
   s.queued.clear();
   s.queued_end = false;
   s.collected.clear();
-  updateHolding(FilterDir::kRequest);
-}
-
-void FilterManager::stopEncoding() {
-  Dir& s = dir(FilterDir::kResponse);
-  ++s.gen;
-  s.state = State::kStopped;
-  s.data_paused = false;
-  s.held.clear();
-  s.held_valid = false;
-  s.queued.clear();
-  s.queued_end = false;
-  s.collected.clear();
-  updateHolding(FilterDir::kResponse);
+  updateHolding(d);
 }
 
 void FilterManager::end() {

@@ -113,9 +113,9 @@ class FilterManager {
   // from a response hook replaces it unfiltered). Resets any response iteration in progress.
   void encodeHeaders(bool end_stream, bool local);
   void encodeData(const char* data, size_t len, bool end);
-  // No more request filtering (a reply is going out): held request data is dropped.
-  void stopDecoding();
-  void stopEncoding();
+  // No more filtering in direction `d` (request: a reply is going out; response: it is being
+  // replaced or the stream switched protocols): data held for that direction is dropped.
+  void stop(FilterDir d);
   // The stream ended: timers cancelled, no hook but on_log runs again.
   void end();
   bool ended() const { return ended_; }

@@ -172,7 +172,7 @@ void Stream::sendReply(FilterReply reply, bool close, bool filtered) {
     return;
   }
   info_.setFlag(kLocalReply);
-  fm_.stopDecoding();  // nothing more of the request is filtered or sent upstream
+  fm_.stop(FilterDir::kRequest);  // nothing more of the request is filtered or sent upstream
   leaveQueue();
   if (attempt_active_) endAttempt(SLUICE_OUTCOME_CANCELLED);
   dropUpstream();
@@ -191,7 +191,7 @@ void Stream::sendReply(FilterReply reply, bool close, bool filtered) {
     // Response filters see local replies too (request ids, added headers).
     fm_.encodeHeaders(local_body_.empty(), true);
   } else {
-    fm_.stopEncoding();
+    fm_.stop(FilterDir::kResponse);
     writeLocalReply();
   }
 }

@@ -71,7 +71,7 @@ int Stream::onSwitchingProtocols(http::MessageHead& head) {
   if (!switching_ && !finished_ && !local_reply_) {
     // A filter paused the 101: the upstream already switched, so the tunnel cannot wait.
     SLUICE_LOG(kWarn, "a response filter paused a 101 response: 502");
-    fm_.stopEncoding();
+    fm_.stop(FilterDir::kResponse);
     FilterReply reply;
     reply.status = 502;
     reply.content_type = "application/json";

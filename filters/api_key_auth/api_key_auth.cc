@@ -168,14 +168,11 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
     return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
   }
   config_.counters.allowed();
-  if (config_.strip_credential && !config_.header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
-  }
-  // The key must not reach the upstream (or its logs) in the request line either. The host
-  // refuses the shortened target only when the client's had characters outside RFC 3986: an
-  // error then (failure_mode decides), rather than forwarding the key.
-  if (config_.strip_credential && from_query &&
-      !auth::stripQueryCredential(stream, config_.query_param)) {
+  // The key must not reach the upstream (or its logs), in a header or in the request line. The
+  // host refuses the shortened target only when the client's had characters outside RFC 3986:
+  // an error then (failure_mode decides), rather than forwarding the key.
+  if (!auth::stripCredential(stream, config_.strip_credential, config_.header, from_query,
+                             config_.query_param)) {
     return sdk::FilterStatus::kError;
   }
   auth::setConsumer(stream, *consumer, "api_key", config_.consumer_header);

@@ -1,5 +1,7 @@
 #include "filters/auth_common/auth_common.h"
 
+#include "filters/common/form.h"
+
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 
@@ -10,13 +12,6 @@
 
 namespace sluice::filters::auth {
 namespace {
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
 
 bool isBase64Char(char c) {
   return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
@@ -95,23 +90,7 @@ std::string base64UrlEncode(std::string_view in) {
 }
 
 std::optional<std::string> percentDecode(std::string_view in) {
-  std::string out;
-  out.reserve(in.size());
-  for (size_t i = 0; i < in.size(); ++i) {
-    char c = in[i];
-    if (c == '+') {
-      out.push_back(' ');
-    } else if (c == '%') {
-      int hi = i + 1 < in.size() ? hexValue(in[i + 1]) : -1;
-      int lo = i + 2 < in.size() ? hexValue(in[i + 2]) : -1;
-      if (hi < 0 || lo < 0) return std::nullopt;
-      out.push_back(static_cast<char>(hi * 16 + lo));
-      i += 2;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+  return common::formDecode(in, common::BadEscape::kRefuse);
 }
 
 QueryValue queryParam(std::string_view target, std::string_view name) {
@@ -138,17 +117,6 @@ QueryValue queryParam(std::string_view target, std::string_view name) {
     return result;
   }
   return result;
-}
-
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
 }
 
 std::string readConfigFile(const sdk::ConfigNode& node, size_t max_bytes, std::string* resolved) {
@@ -206,6 +174,13 @@ std::string removeQueryParam(std::string_view target, std::string_view name) {
   if (!kept.empty()) out += "?" + kept;
   out += fragment;
   return out;
+}
+
+bool stripCredential(sdk::Stream& stream, bool strip, std::string_view header, bool from_query,
+                     std::string_view query_param) {
+  if (!strip) return true;
+  if (!header.empty()) stream.removeHeader(sdk::HeaderMap::kRequest, header);
+  return !from_query || stripQueryCredential(stream, query_param);
 }
 
 bool stripQueryCredential(sdk::Stream& stream, std::string_view name) {

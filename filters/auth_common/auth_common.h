@@ -60,8 +60,8 @@ struct QueryValue {
 };
 QueryValue queryParam(std::string_view target, std::string_view name);
 
-// ASCII case-insensitive equality.
-bool equalsIgnoreCase(std::string_view a, std::string_view b);
+// ASCII case-insensitive equality (the SDK's).
+using sdk::equalsIgnoreCase;
 
 // `value` of a config key naming a file: an absolute path, or one relative to the directory of
 // the config file (resolved by the host: ConfigNode::resolvePath). Declares the file to the host
@@ -80,6 +80,13 @@ std::string removeQueryParam(std::string_view target, std::string_view name);
 // After a credential was read from query parameter `name`: sends the request upstream without
 // it (Stream::setUpstreamPath on the routed path). False when the host refused the new path.
 bool stripQueryCredential(sdk::Stream& stream, std::string_view name);
+
+// After a credential was accepted, with `strip` on: removes header `header` (when not empty)
+// and, when the credential came from the query (`from_query`), query parameter `query_param`
+// (stripQueryCredential). False when the host refused the shortened path: the hook then returns
+// kError (failure_mode decides) rather than forward the credential.
+bool stripCredential(sdk::Stream& stream, bool strip, std::string_view header, bool from_query,
+                     std::string_view query_param);
 
 // A header-name key: absent → `def`; "" allowed when `allow_empty` (meaning "off"); otherwise
 // must be a token (RFC 9110 §5.1). Throws ConfigError at the node.

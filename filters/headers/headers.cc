@@ -5,20 +5,11 @@
 namespace sluice::filters {
 namespace {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
-    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
-    if (x != y) return false;
-  }
-  return true;
-}
-
 // Refuses a name that is no token or names a framing header; `at` is where to point.
 std::string checkName(std::string_view name, const sdk::ConfigNode& at) {
   if (!sdk::isHeaderName(name)) at.fail("'" + std::string(name) + "' is not a header name");
-  if (equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "transfer-encoding")) {
+  if (sdk::equalsIgnoreCase(name, "content-length") ||
+      sdk::equalsIgnoreCase(name, "transfer-encoding")) {
     at.fail(std::string(name) + " cannot be changed: the proxy owns message framing");
   }
   return std::string(name);

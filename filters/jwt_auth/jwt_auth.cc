@@ -244,12 +244,9 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
   if (!reason.empty()) return refuse(stream, reason, false);
 
   config_.counters.allowed();
-  if (config_.strip_credential && !config_.header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.header);
-  }
-  // Nor in the request line (see api_key_auth): an error when the host refuses the new target.
-  if (config_.strip_credential && from_query &&
-      !auth::stripQueryCredential(stream, config_.query_param)) {
+  // Neither in a header nor in the request line (see api_key_auth).
+  if (!auth::stripCredential(stream, config_.strip_credential, config_.header, from_query,
+                             config_.query_param)) {
     return sdk::FilterStatus::kError;
   }
   std::string consumer;

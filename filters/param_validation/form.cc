@@ -1,16 +1,8 @@
 #include "filters/param_validation/form.h"
 
+#include "filters/common/form.h"
+
 namespace sluice::filters::pv {
-namespace {
-
-int hexValue(char c) {
-  if (c >= '0' && c <= '9') return c - '0';
-  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
-  return -1;
-}
-
-}  // namespace
 
 std::string_view queryOf(std::string_view target) {
   size_t q = target.find('?');
@@ -21,20 +13,7 @@ std::string_view queryOf(std::string_view target) {
 }
 
 std::string formDecode(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (size_t i = 0; i < s.size(); ++i) {
-    char c = s[i];
-    if (c == '+') {
-      out.push_back(' ');
-    } else if (c == '%' && i + 2 < s.size() && hexValue(s[i + 1]) >= 0 && hexValue(s[i + 2]) >= 0) {
-      out.push_back(static_cast<char>(hexValue(s[i + 1]) * 16 + hexValue(s[i + 2])));
-      i += 2;
-    } else {
-      out.push_back(c);
-    }
-  }
-  return out;
+  return *common::formDecode(s, common::BadEscape::kKeep);
 }
 
 QueryParams parseQuery(std::string_view query) {

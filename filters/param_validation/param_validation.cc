@@ -7,17 +7,6 @@
 namespace sluice::filters {
 namespace {
 
-bool equalsIgnoreCase(std::string_view a, std::string_view b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i) {
-    char x = a[i], y = b[i];
-    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
-    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
-    if (x != y) return false;
-  }
-  return true;
-}
-
 std::vector<pv::ScalarRule> readRules(const sdk::ConfigNode& node, bool header_names) {
   std::vector<pv::ScalarRule> rules;
   if (node.isNull()) return rules;
@@ -31,7 +20,7 @@ std::vector<pv::ScalarRule> readRules(const sdk::ConfigNode& node, bool header_n
     if (name.empty()) rule.fail("empty parameter name");
     if (!rule.isMap() && !rule.isNull()) rule.fail("expected a map (required, type, ...)");
     for (const pv::ScalarRule& r : rules) {
-      if (header_names ? equalsIgnoreCase(r.name, name) : r.name == name) {
+      if (header_names ? sdk::equalsIgnoreCase(r.name, name) : r.name == name) {
         rule.fail("'" + name + "' has two rules");
       }
     }

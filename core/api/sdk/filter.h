@@ -224,15 +224,11 @@ class Stream {
   }
   std::string_view routeName() const { return attribute(Attribute::kRouteName).value_or(""); }
   std::string_view clusterName() const { return attribute(Attribute::kClusterName).value_or(""); }
-  std::string_view listenerName() const {
-    return attribute(Attribute::kListenerName).value_or("");
-  }
+  std::string_view listenerName() const { return attribute(Attribute::kListenerName).value_or(""); }
   // When the request head arrived: monotonic µs (same clock as Host::nowUs()).
   uint64_t startTimeUs() const { return api_->start_time_us(stream_, SLUICE_CLOCK_MONOTONIC); }
   // When the request head arrived: µs since the Unix epoch.
-  uint64_t startTimeUnixUs() const {
-    return api_->start_time_us(stream_, SLUICE_CLOCK_REALTIME);
-  }
+  uint64_t startTimeUnixUs() const { return api_->start_time_us(stream_, SLUICE_CLOCK_REALTIME); }
 
   // From onRequestHeaders (kRequest) or onResponseHeaders (kResponse): the body hook then sees
   // the whole body once (end_stream true), at most `max_bytes`; a larger body ends the request
@@ -242,9 +238,7 @@ class Stream {
                              over_limit_status) == 0;
   }
   // The path and query as they will be sent upstream (after the route's rewrite).
-  std::string_view upstreamPath() const {
-    return attribute(Attribute::kUpstreamPath).value_or("");
-  }
+  std::string_view upstreamPath() const { return attribute(Attribute::kUpstreamPath).value_or(""); }
   // From onRequestHeaders: send the request upstream with this path and query instead (no new
   // routing). False when invalid (see set_upstream_path in core/api/filter.h) or too late.
   bool setUpstreamPath(std::string_view path_and_query) {
@@ -315,6 +309,17 @@ inline bool isHeaderName(std::string_view name) {
     bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos;
     if (!ok) return false;
+  }
+  return true;
+}
+
+// ASCII case-insensitive equality, the comparison header field names use (RFC 9110 §5.1).
+inline bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i] >= 'A' && a[i] <= 'Z' ? static_cast<char>(a[i] - 'A' + 'a') : a[i];
+    char y = b[i] >= 'A' && b[i] <= 'Z' ? static_cast<char>(b[i] - 'A' + 'a') : b[i];
+    if (x != y) return false;
   }
   return true;
 }

@@ -143,13 +143,13 @@ class FakeStream : public FilterManagerCallbacks {
     log->push_back("reply:" + std::to_string(reply.status) + ":" +
                    (filter == FilterManager::kNone ? "host" : std::to_string(filter)) +
                    (filtered ? ":filtered" : ":unfiltered"));
-    fm->stopDecoding();
+    fm->stop(FilterDir::kRequest);
     local = true;
     reply_status = reply.status;
     if (filtered) {
       fm->encodeHeaders(reply.body.empty(), true);
     } else {
-      fm->stopEncoding();
+      fm->stop(FilterDir::kResponse);
       log->push_back("downstream:reply:" + std::to_string(reply.status));
     }
   }
