@@ -137,13 +137,16 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   if (!config_.consumer_header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
   }
-  std::optional<std::string> key;
+  // A view of the header's value (valid until the request headers change, i.e. past find()),
+  // or of the decoded query parameter kept in `query`: no copy of the key per request.
+  std::optional<std::string_view> key;
+  std::string query;
   bool invalid = false;
   bool from_query = false;
   if (!config_.header.empty()) {
     auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
     if (value) {
-      key = std::string(*value);
+      key = *value;
       // Two key fields: which one would the upstream believe? Refuse.
       invalid = stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
     }
@@ -151,7 +154,8 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   if (!key && !config_.query_param.empty()) {
     auth::QueryValue q = auth::queryParam(stream.path(), config_.query_param);
     if (q.present) {
-      key = std::move(q.value);
+      query = std::move(q.value);
+      key = query;
       invalid = q.malformed;
       from_query = true;
     }
