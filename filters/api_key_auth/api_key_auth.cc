@@ -1,8 +1,11 @@
 #include "filters/api_key_auth/api_key_auth.h"
 
+#include <openssl/crypto.h>
+
 #include <map>
 #include <optional>
 #include <string_view>
+#include <tuple>
 #include <utility>
 
 namespace sluice::filters {
@@ -37,16 +40,15 @@ class KeyCollector {
 
   // "" when added, else why not (with where the first copy is).
   std::string add(std::string_view key, std::string_view consumer, std::string where) {
-    auth::Digest d = auth::sha256(key);
-    auto [it, inserted] = origin_.emplace(d, where);
+    auto [it, inserted] = origin_.emplace(std::string(key), where);
     if (!inserted) return "duplicate key (first at " + it->second + ")";
-    config_.keys.emplace(d, std::string(consumer));
+    config_.add(key, consumer);
     return "";
   }
 
  private:
   ApiKeyAuthConfig& config_;
-  std::map<auth::Digest, std::string> origin_;
+  std::map<std::string, std::string> origin_;  // key → where it was first given (load only)
 };
 
 void readInlineKeys(const sdk::ConfigNode& list, KeyCollector& keys) {
@@ -116,20 +118,34 @@ ApiKeyAuthConfig::ApiKeyAuthConfig(const sdk::ConfigNode& node, const sdk::Host&
   if (!sdk::isHeaderValue(www_authenticate)) {
     node["www_authenticate"].fail("not a valid header value");
   }
+  std::tie(sip_k0_, sip_k1_) = auth::randomSipKey();
   KeyCollector collector(*this);
   if (node.has("keys")) readInlineKeys(node["keys"], collector);
   if (node.has("keys_file")) readKeysFile(node["keys_file"], collector);
-  if (keys.empty()) node.fail("no keys: set 'keys' or 'keys_file' (with at least one key)");
+  if (keys_.empty()) node.fail("no keys: set 'keys' or 'keys_file' (with at least one key)");
   counters = auth::DecisionCounters(host, {"missing api key", "invalid api key"});
 }
 
+bool ApiKeyAuthConfig::add(std::string_view key, std::string_view consumer) {
+  std::vector<Entry>& bucket = keys_[auth::sipHash24(sip_k0_, sip_k1_, key)];
+  for (const Entry& e : bucket) {
+    if (e.key == key) return false;
+  }
+  bucket.push_back(Entry{std::string(key), std::string(consumer)});
+  return true;
+}
+
 const std::string* ApiKeyAuthConfig::find(std::string_view key) const {
-  auth::Digest d = auth::sha256(key);
-  auto it = keys.find(d);
-  // The table compared digests with ==; confirm in constant time so the last comparison does
-  // not exit early either.
-  if (it == keys.end() || !auth::digestEqual(it->first, d)) return nullptr;
-  return &it->second;
+  auto it = keys_.find(auth::sipHash24(sip_k0_, sip_k1_, key));
+  if (it == keys_.end()) return nullptr;
+  // Reached only by a key whose secret-keyed hash is a real key's: confirm over the whole key
+  // with CRYPTO_memcmp (no early exit at the first differing byte).
+  for (const Entry& e : it->second) {
+    if (e.key.size() == key.size() && CRYPTO_memcmp(e.key.data(), key.data(), key.size()) == 0) {
+      return &e.consumer;
+    }
+  }
+  return nullptr;
 }
 
 sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
@@ -137,13 +153,16 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   if (!config_.consumer_header.empty()) {
     stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
   }
-  std::optional<std::string> key;
+  // A view of the header's value (valid until the request headers change, i.e. past find()),
+  // or of the decoded query parameter kept in `query`: no copy of the key per request.
+  std::optional<std::string_view> key;
+  std::string query;
   bool invalid = false;
   bool from_query = false;
   if (!config_.header.empty()) {
     auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
     if (value) {
-      key = std::string(*value);
+      key = *value;
       // Two key fields: which one would the upstream believe? Refuse.
       invalid = stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
     }
@@ -151,7 +170,8 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   if (!key && !config_.query_param.empty()) {
     auth::QueryValue q = auth::queryParam(stream.path(), config_.query_param);
     if (q.present) {
-      key = std::move(q.value);
+      query = std::move(q.value);
+      key = query;
       invalid = q.malformed;
       from_query = true;
     }

@@ -30,6 +30,14 @@ struct DigestHash {
   }
 };
 
+// SipHash-2-4 (Aumasson, Bernstein 2012: https://www.aumasson.jp/siphash/siphash.pdf) of `data`
+// under the 128-bit secret key (k0, k1): a keyed hash for tables whose keys are secrets or
+// attacker-chosen; without the key, nobody can tell or steer which entry an input lands on.
+uint64_t sipHash24(uint64_t k0, uint64_t k1, std::string_view data);
+// 128 bits from OpenSSL's CSPRNG (RAND_bytes) for sipHash24; throws std::runtime_error when it
+// fails (at config load).
+std::pair<uint64_t, uint64_t> randomSipKey();
+
 // Equality of two digests in time independent of their contents (CRYPTO_memcmp).
 bool digestEqual(const Digest& a, const Digest& b);
 // Equality of two strings in time independent of where they differ and of their lengths: the

@@ -20,17 +20,21 @@ bool isValidRequestId(std::string_view id) {
   return true;
 }
 
-std::string formatUuidV4(uint64_t high, uint64_t low) {
+void formatUuidV4(uint64_t high, uint64_t low, char* out) {
   high = (high & ~0xf000ull) | 0x4000ull;          // version 4 (bits 48..51)
   low = (low & ~(0x3ull << 62)) | (0x2ull << 62);  // variant 10xx
   static constexpr char kHex[] = "0123456789abcdef";
-  std::string out;
-  out.reserve(36);
+  size_t n = 0;
   for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20) out.push_back('-');
+    if (i == 8 || i == 12 || i == 16 || i == 20) out[n++] = '-';
     uint64_t word = i < 16 ? high : low;
-    out.push_back(kHex[(word >> (60 - 4 * (i % 16))) & 0xf]);
+    out[n++] = kHex[(word >> (60 - 4 * (i % 16))) & 0xf];
   }
+}
+
+std::string formatUuidV4(uint64_t high, uint64_t low) {
+  std::string out(kUuidLength, '\0');
+  formatUuidV4(high, low, out.data());
   return out;
 }
 
@@ -47,11 +51,13 @@ sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool en
     auto incoming = stream.header(sdk::HeaderMap::kRequest, config_.header);
     bool single = !stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
     if (incoming && single && isValidRequestId(*incoming)) {
-      id_ = std::string(*incoming);
+      incoming_.assign(incoming->data(), incoming->size());
+      id_ = incoming_;
       return sdk::FilterStatus::kContinue;
     }
   }
-  id_ = worker_.newId();
+  worker_.newId(uuid_);
+  id_ = std::string_view(uuid_, kUuidLength);
   stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);
   return sdk::FilterStatus::kContinue;
 }

@@ -38,12 +38,20 @@ bool isValidRequestId(std::string_view id);
 // A UUID version 4 (RFC 9562) from 128 random bits: "xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx",
 // lowercase hex, variant V in 8..b.
 std::string formatUuidV4(uint64_t high, uint64_t low);
+// The same into out[0..36) (no terminating NUL).
+constexpr size_t kUuidLength = 36;
+void formatUuidV4(uint64_t high, uint64_t low, char* out);
 
 // Per-worker state: the generator. Worker thread only.
 class RequestIdWorker {
  public:
   RequestIdWorker(const RequestIdConfig& config, uint32_t worker_index);
   std::string newId() { return formatUuidV4(rng_(), rng_()); }
+  // A new id into out[0..kUuidLength) (no allocation).
+  void newId(char* out) {
+    const uint64_t high = rng_();
+    formatUuidV4(high, rng_(), out);
+  }
 
  private:
   std::mt19937_64 rng_;
@@ -61,7 +69,11 @@ class RequestIdFilter : public sdk::Filter {
  private:
   const RequestIdConfig& config_;
   RequestIdWorker& worker_;
-  std::string id_;  // the request's id, once onRequestHeaders ran
+  // The request's id, once onRequestHeaders ran: a view of `uuid_` (generated, no allocation
+  // per request) or of `incoming_` (a trusted id from the client).
+  std::string_view id_;
+  char uuid_[kUuidLength] = {};
+  std::string incoming_;
 };
 
 }  // namespace sluice::filters

@@ -4,9 +4,11 @@
 
 #include <cstdint>
 #include <memory>
+#include <new>
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "core/api/filter.h"
 #include "core/api/sdk/internal.h"
@@ -18,12 +20,25 @@ struct FilterPlugin {
   static_assert(std::is_base_of_v<Filter, FilterT>, "the filter class must derive sdk::Filter");
   using Config = ConfigHolder<ConfigT>;
 
+  struct State;
+  // Blocks of State size a worker keeps for reuse: stream_create and stream_destroy run on the
+  // worker's thread and every stream state ends before its worker (core/api/filter.h), so a
+  // plain per-worker free list replaces a malloc and a free per filter and request. At most
+  // this many blocks stay cached (the rest are freed), all of them freed in worker_destroy.
+  static constexpr size_t kMaxCachedStates = 64;
+
   // Behind worker_create's handle: the author's worker object, on its worker thread.
   struct Worker {
     Worker(const Config& c, uint32_t index)
         : config(c), worker(constructFrom<WorkerT>(c.config, index)) {}
+    ~Worker() {
+      for (void* block : free_states) ::operator delete(block);
+    }
+    Worker(const Worker&) = delete;
+    Worker& operator=(const Worker&) = delete;
     const Config& config;
     WorkerT worker;
+    std::vector<void*> free_states;  // freed State blocks (kRecycle only)
   };
 
   // Behind stream_create's handle: the author's per-request filter object.
@@ -31,11 +46,15 @@ struct FilterPlugin {
     explicit State(Worker& w)
         : host(w.config.host),
           api(host.raw()->filter),
+          owner(&w),
           filter(constructFrom<FilterT>(w.config.config, w.worker)) {}
     Host host;
     const sluice_filter_host_api* api;
+    Worker* owner;  // outlives this state
     FilterT filter;
   };
+  // Reuse needs only the default new alignment (an over-aligned FilterT is allocated each time).
+  static constexpr bool kRecycle = alignof(State) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__;
 
   // A hook the author did not override is left NULL, so the host skips the call (the member
   // pointer's class is Filter itself exactly when FilterT inherits the default).
@@ -53,7 +72,9 @@ struct FilterPlugin {
     const Config& c = *static_cast<const Config*>(config);
     try {
       // Owned by the host as an opaque handle until worker_destroy.
-      return std::make_unique<Worker>(c, index).release();
+      auto w = std::make_unique<Worker>(c, index);
+      if constexpr (kRecycle) w->free_states.reserve(kMaxCachedStates);
+      return w.release();
     } catch (...) {
       logException(c.host, "worker_create");
       return nullptr;
@@ -64,16 +85,40 @@ struct FilterPlugin {
   }
   static void* streamCreate(void* worker, sluice_stream* /*stream*/) noexcept {
     Worker& w = *static_cast<Worker*>(worker);
+    void* block = nullptr;
     try {
       // Owned by the host as an opaque handle until stream_destroy.
-      return std::make_unique<State>(w).release();
+      if constexpr (!kRecycle) {
+        return std::make_unique<State>(w).release();
+      } else {
+        if (w.free_states.empty()) {
+          block = ::operator new(sizeof(State));
+        } else {
+          block = w.free_states.back();
+          w.free_states.pop_back();
+        }
+        State* st = new (block) State(w);
+        return st;
+      }
     } catch (...) {
+      if (block != nullptr) ::operator delete(block);
       logException(w.config.host, "stream_create");
       return nullptr;
     }
   }
   static void streamDestroy(void* self) noexcept {
-    std::unique_ptr<State> owned(static_cast<State*>(self));  // takes back the handle
+    if constexpr (!kRecycle) {
+      std::unique_ptr<State> owned(static_cast<State*>(self));  // takes back the handle
+    } else {
+      State* st = static_cast<State*>(self);
+      Worker* w = st->owner;
+      st->~State();
+      if (w->free_states.size() < kMaxCachedStates) {
+        w->free_states.push_back(self);  // reserved in worker_create: never allocates
+      } else {
+        ::operator delete(self);
+      }
+    }
   }
 
   // After a hook threw: log it and report ERROR (the host applies the entry's failure_mode).

@@ -323,5 +323,21 @@ TEST(ApiKeyAuthTest, RefusesBadKeyFilesWithFileAndLine) {
   }
 }
 
+// The table's keyed hash is SipHash-2-4: the reference vectors (key 00..0f, message 00..n-1;
+// the paper's appendix and the reference implementation's vectors.h).
+TEST(ApiKeyAuthTest, SipHashMatchesTheReferenceVectors) {
+  const uint64_t k0 = 0x0706050403020100ull;
+  const uint64_t k1 = 0x0f0e0d0c0b0a0908ull;
+  std::string message;
+  for (int i = 0; i < 16; ++i) message.push_back(static_cast<char>(i));
+  auto sip = [&](size_t n) {
+    return auth::sipHash24(k0, k1, std::string_view(message).substr(0, n));
+  };
+  EXPECT_EQ(sip(0), 0x726fdb47dd0e0e31ull);
+  EXPECT_EQ(sip(1), 0x74f839c593dc67fdull);
+  EXPECT_EQ(sip(8), 0x93f5f5799a932462ull);
+  EXPECT_EQ(sip(15), 0xa129ca6149be45e5ull);
+}
+
 }  // namespace
 }  // namespace sluice::filters
