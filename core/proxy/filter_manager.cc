@@ -36,7 +36,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
   chain_ = std::move(chain);
   const size_t n = chain_->size();
   slots_.assign(n, Slot{});
-  if (n > 0) stats_ = filterStatsFor(chain_);
+  if (n > 0) stats_ = &chain_->filterStats();
   for (size_t i = 0; i < n; ++i) {
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     void* worker = chain_->worker(i);

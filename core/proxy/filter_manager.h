@@ -51,8 +51,8 @@
 
 #include "absl/container/inlined_vector.h"
 #include "core/api/filter.h"
-#include "core/proxy/filter_stats.h"
 #include "core/proxy/runtime.h"
+#include "core/stats/families.h"
 
 namespace sluice::proxy {
 
@@ -228,7 +228,7 @@ class FilterManager {
   };
   absl::InlinedVector<Slot, 6> slots_;
   Dir dirs_[2];
-  std::shared_ptr<const FilterStatsList> stats_;
+  const std::vector<stats::FilterStats>* stats_ = nullptr;  // the chain's (chain_ keeps it)
   void countError(size_t filter) const;
   void countReply(size_t filter) const;
 

@@ -42,6 +42,15 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
 // config instances alive.
 WorkerFilterChain::~WorkerFilterChain() = default;
 
+const std::vector<stats::FilterStats>& WorkerFilterChain::filterStats() {
+  if (!filter_stats_) {
+    filter_stats_.emplace();
+    filter_stats_->reserve(size());
+    for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
+  }
+  return *filter_stats_;
+}
+
 config::FailureMode WorkerFilterChain::failureMode(size_t i) const {
   return i < info_->config.filters.size() ? info_->config.filters[i].failure_mode
                                           : config::FailureMode::kClosed;

@@ -6,6 +6,7 @@
 #include <event2/listener.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,6 +84,10 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   const sluice_filter_plugin& hooks(size_t i) const { return info_->filters[i]->hooks(); }
   void* worker(size_t i) const { return instances_[i]->worker; }
   const std::string& name(size_t i) const { return info_->filters[i]->name(); }
+  // Per-filter metric handles (stats::FilterStats; labels: the listener's name, each entry's
+  // filter name), in chain order, resolved on first use (the registry's lock, once per chain on
+  // each worker). Worker thread.
+  const std::vector<stats::FilterStats>& filterStats();
   // The entry's failure_mode (its PluginRef in the listener or route config).
   config::FailureMode failureMode(size_t i) const;
   // The chain a request matched to `route` runs: this listener chain when the route has no
@@ -101,6 +106,7 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   void setRoutes(const std::shared_ptr<const RouteTable>& routes);
 
  private:
+  std::optional<std::vector<stats::FilterStats>> filter_stats_;
   std::shared_ptr<const ListenerInfo> info_;
   uint32_t worker_index_;
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters

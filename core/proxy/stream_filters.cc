@@ -149,6 +149,7 @@ int Stream::contextSet(std::string_view key, std::string_view value) {
     }
   }
   if (context_.size() >= kMaxContextKeys) return -1;
+  if (context_.empty()) context_.reserve(4);  // consumer, auth.method, ...: one allocation
   context_.emplace_back(std::string(key), std::string(value));
   return 0;
 }
