@@ -2,6 +2,7 @@
 // Thread-safe (one write(2) per line). The level is process-wide and set once at start.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -38,13 +39,37 @@ std::string cat(const A&... a) {
   return absl::StrCat(detail::piece(a)...);
 }
 
+// For a warning that can repeat on every request or every probe: at most one line per
+// interval, carrying the count of the lines left out since the previous one. Not thread-safe:
+// one per owner thread (a thread_local, or state only one thread touches).
+class Throttle {
+ public:
+  // True when a line may be written at `now` (same unit as `interval`, a steady clock that is
+  // never 0); *skipped then gets how many calls were refused since the last line. False: this
+  // call is counted as left out.
+  bool allow(uint64_t now, uint64_t interval, uint64_t* skipped) {
+    if (last_ != 0 && now - last_ < interval) {
+      ++skipped_;
+      return false;
+    }
+    last_ = now;
+    *skipped = skipped_;
+    skipped_ = 0;
+    return true;
+  }
+
+ private:
+  uint64_t last_ = 0;  // when the last line was allowed; 0 = none yet
+  uint64_t skipped_ = 0;
+};
+
 }  // namespace sluice::log
 
 // Usage: SLUICE_LOG(kWarn, "upstream ", addr, " reset"). Arguments are absl::StrCat pieces and are
 // evaluated only when the level is enabled.
-#define SLUICE_LOG(lvl, ...)                                                 \
-  do {                                                                       \
-    if (::sluice::log::enabled(::sluice::log::Level::lvl)) {                 \
+#define SLUICE_LOG(lvl, ...)                                                            \
+  do {                                                                                  \
+    if (::sluice::log::enabled(::sluice::log::Level::lvl)) {                            \
       ::sluice::log::write(::sluice::log::Level::lvl, ::sluice::log::cat(__VA_ARGS__)); \
-    }                                                                        \
+    }                                                                                   \
   } while (0)

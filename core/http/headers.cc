@@ -39,11 +39,12 @@ constexpr std::array<bool, 256> makeTcharTable() {
 }
 constexpr std::array<bool, 256> kTchar = makeTcharTable();
 
-constexpr std::string_view kHopByHop[] = {"connection", "keep-alive", "proxy-connection", "te",
-                                          "transfer-encoding", "upgrade", "trailer"};
+constexpr std::string_view kHopByHop[] = {"connection", "keep-alive",        "proxy-connection",
+                                          "te",         "transfer-encoding", "upgrade",
+                                          "trailer"};
 // Fields a Connection header may not make us drop.
-constexpr std::string_view kProtected[] = {"host", "content-length", "authorization",
-                                           "proxy-authorization", "cookie", "x-forwarded-for"};
+constexpr std::string_view kProtected[] = {
+    "host", "content-length", "authorization", "proxy-authorization", "cookie", "x-forwarded-for"};
 
 bool inList(std::string_view name, const std::string_view* list, size_t n) {
   for (size_t i = 0; i < n; ++i) {
@@ -62,6 +63,8 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
+bool isHopByHop(std::string_view name) { return inList(name, kHopByHop, std::size(kHopByHop)); }
+
 bool isToken(std::string_view s) {
   if (s.empty()) return false;
   for (char c : s) {
@@ -71,7 +74,8 @@ bool isToken(std::string_view s) {
 }
 
 bool isFieldValue(std::string_view s) {
-  if (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t')) {
+  if (!s.empty() &&
+      (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t')) {
     return false;
   }
   for (char ch : s) {
@@ -145,7 +149,7 @@ void stripHopByHop(HeaderMap& headers) {
   }
   auto& fields = headers.mutableFields();
   for (auto it = fields.begin(); it != fields.end();) {
-    bool drop = mayBeHopByHop(it->name) && inList(it->name, kHopByHop, std::size(kHopByHop));
+    bool drop = mayBeHopByHop(it->name) && isHopByHop(it->name);
     for (size_t i = 0; !drop && i < named.size(); ++i) drop = equalsIgnoreCase(it->name, named[i]);
     it = drop ? fields.erase(it) : it + 1;
   }

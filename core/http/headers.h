@@ -64,6 +64,10 @@ void forEachListElement(std::string_view value, Fn fn) {
   }
 }
 
+// True for the fixed hop-by-hop field names (RFC 9110 §7.6.1): Connection, Keep-Alive,
+// Proxy-Connection, TE, Transfer-Encoding, Upgrade, Trailer (any case).
+bool isHopByHop(std::string_view name);
+
 // Removes hop-by-hop fields (RFC 9110 §7.6.1): Connection, Keep-Alive, Proxy-Connection, TE,
 // Transfer-Encoding, Upgrade, Trailer, plus every field named in Connection — except Host,
 // Content-Length, Transfer-Encoding framing (the codec re-frames) and Authorization, which a

@@ -26,11 +26,7 @@ bool validContextKey(std::string_view key) {
 
 // Fields a filter's local reply may not set: the host frames the reply and owns the connection.
 bool framingOrHopByHop(std::string_view name) {
-  for (std::string_view f : {"content-length", "transfer-encoding", "connection", "keep-alive",
-                             "proxy-connection", "te", "trailer", "upgrade"}) {
-    if (http::equalsIgnoreCase(name, f)) return true;
-  }
-  return false;
+  return http::isHopByHop(name) || http::equalsIgnoreCase(name, "content-length");
 }
 
 }  // namespace
@@ -112,20 +108,14 @@ void Stream::filterLocalReply(uint32_t status, std::string_view content_type, st
     if (!http::isToken(name) || !http::isFieldValue(value) || framingOrHopByHop(name)) {
       // A filter that does it once does it on every request: at most one line a second per
       // worker, with the count of the others.
-      thread_local uint64_t last_us = 0;
-      thread_local uint64_t unlogged = 0;
-      const uint64_t now = internal::nowUs();
-      if (last_us == 0 || now - last_us >= 1000000) {
+      thread_local log::Throttle throttle;
+      uint64_t skipped = 0;
+      if (throttle.allow(internal::nowUs(), 1000000, &skipped)) {
         SLUICE_LOG(kWarn, "a filter's local reply header '", http::isToken(name) ? name : "?",
                    "' was dropped (invalid, framing or hop-by-hop field)",
-                   unlogged > 0 ? " (and " + std::to_string(unlogged) +
-                                      " more since the last "
-                                      "such line)"
-                                : "");
-        last_us = now;
-        unlogged = 0;
-      } else {
-        ++unlogged;
+                   skipped > 0
+                       ? " (and " + std::to_string(skipped) + " more since the last such line)"
+                       : "");
       }
       continue;
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/common/log.h"
 #include "core/stats/registry.h"
 
 namespace sluice::upstream {
@@ -64,9 +65,8 @@ struct HostHealth {
   uint64_t warming_since_ms = 0;  // slow start began (steady ms); 0 = not ramping
   uint32_t published_step = 0;    // the slow-start step balancers last saw
   uint64_t last_ejection_end_ms = 0;
-  std::string last_failure;            // reason of the last failed probe
-  uint64_t not_ejected_logged_ms = 0;  // last "not ejected" log line (steady ms); 0 = none yet
-  uint32_t not_ejected_unlogged = 0;   // streaks refused by the cap since that line
+  std::string last_failure;       // reason of the last failed probe
+  log::Throttle not_ejected_log;  // "not ejected" lines (steady ms; main thread)
 
   HostHealthStats stats;
 };

@@ -233,23 +233,17 @@ void HealthManager::onOutlier(const std::string& name, const std::shared_ptr<Hos
   if (ejected + 1 > maxEjectable(c.hosts.size(), od.max_ejection_percent)) {
     // A host that keeps failing while the cap holds reaches its streak again and again (every
     // few requests under load): one line per host per kNotEjectedLogMs, with the count between.
-    const uint64_t at = nowMs();
-    if (h.not_ejected_logged_ms != 0 && at - h.not_ejected_logged_ms < kNotEjectedLogMs) {
-      ++h.not_ejected_unlogged;
-      return;
-    }
-    SLUICE_LOG(kWarn, "host ", host->address(), " of cluster '", name, "' not ejected after ",
-               streak, " ",
-               reason == Ejection::kConsecutiveGateway ? "consecutive gateway failures"
-                                                       : "consecutive 5xx",
-               ": max_ejection_percent ", od.max_ejection_percent, "% of ", c.hosts.size(),
-               " hosts allows ", maxEjectable(c.hosts.size(), od.max_ejection_percent),
-               " ejected, ", ejected, " already are",
-               h.not_ejected_unlogged == 0 ? std::string()
-                                           : " (" + std::to_string(h.not_ejected_unlogged) +
-                                                 " more such streaks since the last line)");
-    h.not_ejected_logged_ms = at;
-    h.not_ejected_unlogged = 0;
+    uint64_t skipped = 0;
+    if (!h.not_ejected_log.allow(nowMs(), kNotEjectedLogMs, &skipped)) return;
+    SLUICE_LOG(
+        kWarn, "host ", host->address(), " of cluster '", name, "' not ejected after ", streak, " ",
+        reason == Ejection::kConsecutiveGateway ? "consecutive gateway failures"
+                                                : "consecutive 5xx",
+        ": max_ejection_percent ", od.max_ejection_percent, "% of ", c.hosts.size(),
+        " hosts allows ", maxEjectable(c.hosts.size(), od.max_ejection_percent), " ejected, ",
+        ejected, " already are",
+        skipped == 0 ? std::string()
+                     : " (" + std::to_string(skipped) + " more such streaks since the last line)");
     return;
   }
   const uint64_t now = nowMs();
