@@ -213,7 +213,8 @@ nginx_http_common() { # temp paths in DIR (the Debian defaults under /var/lib/ng
 EOF
 }
 
-write_backend() { # the backend nginx config, on backend_port
+write_backend() { # the backend nginx config, on backend_port: / answers "hello\n"; /16k a 16 KiB file
+  head -c 16384 /dev/zero | tr '\0' 'x' >"$tmp/backend/16k.txt"
   {
     nginx_common "$tmp/backend"
     echo "http {"
@@ -224,6 +225,10 @@ write_backend() { # the backend nginx config, on backend_port
     location / {
       default_type text/plain;
       return 200 "hello\n";
+    }
+    location = /16k {
+      default_type text/plain;
+      alias $tmp/backend/16k.txt;
     }
   }
 }
