@@ -1,6 +1,8 @@
 #include "core/http/headers.h"
 
 #include <array>
+#include <cstdint>
+#include <cstring>
 
 namespace sluice::http {
 namespace {
@@ -39,6 +41,15 @@ constexpr std::array<bool, 256> makeTcharTable() {
 }
 constexpr std::array<bool, 256> kTchar = makeTcharTable();
 
+// RFC 9110 §5.5 field-vchar, SP and HTAB (obs-text included): everything but the CTLs other
+// than HTAB, and DEL.
+constexpr std::array<bool, 256> makeFieldValueTable() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) t[c] = (c >= 0x20 && c != 0x7f) || c == '\t';
+  return t;
+}
+constexpr std::array<bool, 256> kFieldValueByte = makeFieldValueTable();
+
 constexpr std::string_view kHopByHop[] = {"connection", "keep-alive",        "proxy-connection",
                                           "te",         "transfer-encoding", "upgrade",
                                           "trailer"};
@@ -74,13 +85,24 @@ bool isToken(std::string_view s) {
 }
 
 bool isFieldValue(std::string_view s) {
-  if (!s.empty() &&
-      (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t')) {
-    return false;
+  if (s.empty()) return true;
+  if (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t') return false;
+  const char* p = s.data();
+  size_t n = s.size();
+  // Eight bytes at a time while none of them is below 0x20 or 0x7F (exact tests, bytes of 0x80
+  // and above never match); a word with one (HTAB, or a refused byte) goes byte by byte below.
+  constexpr uint64_t kOnes = 0x0101010101010101ull;
+  constexpr uint64_t kHighs = 0x8080808080808080ull;
+  for (; n >= 8; p += 8, n -= 8) {
+    uint64_t w;
+    std::memcpy(&w, p, sizeof(w));
+    const uint64_t below_space = (w - kOnes * 0x20) & ~w & kHighs;
+    const uint64_t del = w ^ (kOnes * 0x7f);
+    const uint64_t is_del = (del - kOnes) & ~del & kHighs;
+    if ((below_space | is_del) != 0) break;
   }
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  for (; n > 0; ++p, --n) {
+    if (!kFieldValueByte[static_cast<unsigned char>(*p)]) return false;
   }
   return true;
 }

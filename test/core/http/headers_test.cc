@@ -51,6 +51,26 @@ TEST(HeaderMapTest, TokenAndValueSyntax) {
   EXPECT_FALSE(isFieldValue(" leading"));
 }
 
+// The word-at-a-time scan agrees with the byte rule (no CTL but HTAB, no DEL) for every byte at
+// every position of values longer than one word, and at their ends.
+TEST(HeaderMapTest, FieldValueEveryByteEveryPosition) {
+  for (size_t len : {1u, 7u, 8u, 9u, 17u, 40u}) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        std::string v(len, 'a');
+        v[pos] = static_cast<char>(c);
+        bool byte_ok = (c >= 0x20 && c != 0x7f) || c == '\t';
+        bool edge_ws = (pos == 0 || pos == len - 1) && (c == ' ' || c == '\t');
+        EXPECT_EQ(isFieldValue(v), byte_ok && !edge_ws)
+            << "len " << len << " pos " << pos << " byte " << c;
+      }
+    }
+  }
+  EXPECT_TRUE(isFieldValue("a\tb\tc\td\te\tf\tg\th\ti"));
+  EXPECT_FALSE(isFieldValue("a\tb\tc\td\te\tf\tg\th\x7f"));
+  EXPECT_TRUE(isFieldValue("caf\xc3\xa9 \xff\x80\x80\x80\x80\x80\x80"));  // obs-text
+}
+
 TEST(HeaderMapTest, HasTokenLooksIntoLists) {
   HeaderMap h;
   h.add("Connection", "Upgrade,  close");
