@@ -36,7 +36,10 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
   chain_ = std::move(chain);
   const size_t n = chain_->size();
   slots_.assign(n, Slot{});
-  if (n > 0) stats_ = &chain_->filterStats();
+  if (n > 0) {
+    stats_ = &chain_->filterStats();
+    timed_ = chain_->sampleTiming();
+  }
   for (size_t i = 0; i < n; ++i) {
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     void* worker = chain_->worker(i);
@@ -60,7 +63,14 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
       *failed = chain_->name(i);
       return false;
     }
-    slots_[i].self = self;
+    Slot& slot = slots_[i];
+    slot.self = self;
+    slot.headers[0] = hooks.on_request_headers;
+    slot.headers[1] = hooks.on_response_headers;
+    slot.body[0] = hooks.on_request_body;
+    slot.body[1] = hooks.on_response_body;
+    body_hooks_[0] += slot.body[0] != nullptr ? 1 : 0;
+    body_hooks_[1] += slot.body[1] != nullptr ? 1 : 0;
   }
   return true;
 }
@@ -68,8 +78,8 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
 // ---------------------------------------------------------------- hook calls
 
 sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  const sluice_filter_plugin& hooks = chain_->hooks(filter);
-  auto fn = d == FilterDir::kRequest ? hooks.on_request_headers : hooks.on_response_headers;
+  Slot& slot = slots_[filter];
+  const HeadersHook fn = slot.headers[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   const size_t prev = current_;
   const FilterDir prev_dir = current_dir_;
@@ -79,25 +89,21 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
   in_headers_hook_ = true;
   resume_requested_ = false;
   ++hook_depth_;
-  // One clock read per hook boundary: back-to-back hooks share the one between them.
-  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slots_[filter].self, handle_, end_stream ? 1 : 0);
-  const uint64_t t1 = monoNs();
-  clock_ns_ = t1;
-  clock_fresh_ = true;
-  --hook_depth_;
+  // Timed streams only; one clock read per hook boundary: back-to-back hooks share the one
+  // between them.
+  const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
+  sluice_filter_status st = fn(slot.self, handle_, end_stream ? 1 : 0);
+  afterCall(filter, t0);
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  ++slots_[filter].calls;
-  slots_[filter].hook_ns += t1 - t0;
   return st;
 }
 
 sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
                                              size_t len, bool end) {
-  const sluice_filter_plugin& hooks = chain_->hooks(filter);
-  auto fn = d == FilterDir::kRequest ? hooks.on_request_body : hooks.on_response_body;
+  Slot& slot = slots_[filter];
+  const BodyHook fn = slot.body[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   const size_t prev = current_;
   const FilterDir prev_dir = current_dir_;
@@ -107,18 +113,24 @@ sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const c
   in_headers_hook_ = false;
   resume_requested_ = false;
   ++hook_depth_;
-  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slots_[filter].self, handle_, data == nullptr ? "" : data, len, end);
-  const uint64_t t1 = monoNs();
-  clock_ns_ = t1;
-  clock_fresh_ = true;
-  --hook_depth_;
+  const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
+  sluice_filter_status st = fn(slot.self, handle_, data == nullptr ? "" : data, len, end);
+  afterCall(filter, t0);
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  ++slots_[filter].calls;
-  slots_[filter].hook_ns += t1 - t0;
   return st;
+}
+
+void FilterManager::afterCall(size_t filter, uint64_t t0) {
+  --hook_depth_;
+  Slot& slot = slots_[filter];  // (the hook may not grow slots_, but keep no reference over it)
+  ++slot.calls;
+  if (!timed_) return;
+  const uint64_t t1 = monoNs();
+  clock_ns_ = t1;
+  clock_fresh_ = true;
+  slot.hook_ns += t1 - t0;
 }
 
 FilterManager::Next FilterManager::afterHook(FilterDir d, size_t filter,
@@ -291,7 +303,7 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (slots_[i].self == nullptr) {  // skipped (failure_mode open)
+    if (slots_[i].headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
       ++s.pos;
       continue;
     }
@@ -323,14 +335,16 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
   Dir& s = dir(d);
   const uint32_t gen = s.gen;
   const size_t n = size();
-  const bool hooks = !s.end_stream && !(d == FilterDir::kResponse && s.local);
+  // No body hook in this direction and no filter collecting the body: nothing to run.
+  const bool hooks = !s.end_stream && !(d == FilterDir::kResponse && s.local) &&
+                     (body_hooks_[static_cast<int>(d)] > 0 || s.state == State::kParked);
   for (size_t j = from; hooks && j < n; ++j) {
     if (s.state == State::kParked && j == s.pos) {
       collect(d, data, len, end);
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (slots_[i].self == nullptr) continue;
+    if (slots_[i].body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
     sluice_filter_status st = callBody(d, i, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);
@@ -458,7 +472,7 @@ void FilterManager::log() {
     for (size_t i = 0; i < slots_.size() && i < stats_->size(); ++i) {
       if (slots_[i].calls == 0) continue;
       (*stats_)[i].calls.inc(slots_[i].calls);
-      (*stats_)[i].duration.observeMicros((slots_[i].hook_ns + 500) / 1000);
+      if (timed_) (*stats_)[i].duration.observeMicros((slots_[i].hook_ns + 500) / 1000);
     }
   }
   for (size_t i = 0; i < slots_.size(); ++i) {
