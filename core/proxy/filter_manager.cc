@@ -133,8 +133,8 @@ void FilterManager::afterCall(size_t filter, uint64_t t0) {
   slot.hook_ns += t1 - t0;
 }
 
-FilterManager::Next FilterManager::afterHook(FilterDir d, size_t filter,
-                                             sluice_filter_status status) {
+FilterManager::Next FilterManager::afterHookSlow(FilterDir d, size_t filter,
+                                                 sluice_filter_status status) {
   if (reply_pending_) {
     // A local reply sent during the hook wins over the status.
     reply_pending_ = false;

@@ -198,7 +198,13 @@ class FilterManager {
   void deliverHeaders(FilterDir d);
   // What to do with a hook's status: true to go on to the next filter.
   enum class Next { kContinue, kPause, kStop };
-  Next afterHook(FilterDir d, size_t filter, sluice_filter_status status);
+  Next afterHook(FilterDir d, size_t filter, sluice_filter_status status) {
+    // The common case inline: CONTINUE and no reply (a resume() from the hook means nothing
+    // then, and the next hook call clears it).
+    if (status == SLUICE_FILTER_CONTINUE && !reply_pending_) return Next::kContinue;
+    return afterHookSlow(d, filter, status);
+  }
+  Next afterHookSlow(FilterDir d, size_t filter, sluice_filter_status status);
   void fail(FilterDir d, size_t filter, bool count_stop_without_reply);
   void replyFromFilter(FilterDir d, size_t filter, FilterReply reply);
   void updateHolding(FilterDir d);
