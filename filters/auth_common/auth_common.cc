@@ -321,7 +321,8 @@ void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_vie
   if (!consumer.empty()) stream.setContext(kContextConsumer, consumer);
   stream.setContext(kContextMethod, method);
   if (!header.empty() && !consumer.empty()) {
-    stream.setHeader(sdk::HeaderMap::kRequest, header, consumer);
+    // Appended: the callers removed the client's copies before authenticating (no scan).
+    stream.addHeader(sdk::HeaderMap::kRequest, header, consumer);
   }
 }
 

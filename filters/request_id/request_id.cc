@@ -72,10 +72,13 @@ RequestIdWorker::RequestIdWorker(const RequestIdConfig& config, uint32_t worker_
 }
 
 sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
+  bool absent = false;  // known to be absent: the id is appended, no field to replace
   if (config_.trust_incoming) {
     auto incoming = stream.header(sdk::HeaderMap::kRequest, config_.header);
-    bool single = !stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
-    if (incoming && single && isValidRequestId(*incoming)) {
+    if (!incoming) {
+      absent = true;
+    } else if (!stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value() &&
+               isValidRequestId(*incoming)) {
       incoming_.assign(incoming->data(), incoming->size());
       id_ = incoming_;
       return sdk::FilterStatus::kContinue;
@@ -83,7 +86,11 @@ sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool en
   }
   worker_.newId(uuid_);
   id_ = std::string_view(uuid_, kUuidLength);
-  stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);
+  if (absent) {
+    stream.addHeader(sdk::HeaderMap::kRequest, config_.header, id_);
+  } else {
+    stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);  // replaces every copy
+  }
   return sdk::FilterStatus::kContinue;
 }
 
