@@ -77,60 +77,51 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
 
 // ---------------------------------------------------------------- hook calls
 
-sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  Slot& slot = slots_[filter];
-  const HeadersHook fn = slot.headers[static_cast<int>(d)];
-  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+template <typename Call>
+sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool headers, Call call) {
   const size_t prev = current_;
   const FilterDir prev_dir = current_dir_;
   const bool prev_headers = in_headers_hook_;
   current_ = filter;
   current_dir_ = d;
-  in_headers_hook_ = true;
+  in_headers_hook_ = headers;
   resume_requested_ = false;
   ++hook_depth_;
   // Timed streams only; one clock read per hook boundary: back-to-back hooks share the one
   // between them.
   const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slot.self, handle_, end_stream ? 1 : 0);
-  afterCall(filter, t0);
+  const sluice_filter_status st = call();
+  --hook_depth_;
+  Slot& slot = slots_[filter];
+  ++slot.calls;
+  if (timed_) {
+    const uint64_t t1 = monoNs();
+    clock_ns_ = t1;
+    clock_fresh_ = true;
+    slot.hook_ns += t1 - t0;
+  }
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
   return st;
+}
+
+sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
+  const Slot& slot = slots_[filter];
+  const HeadersHook fn = slot.headers[static_cast<int>(d)];
+  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+  void* self = slot.self;
+  return invoke(d, filter, true, [&] { return fn(self, handle_, end_stream ? 1 : 0); });
 }
 
 sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
                                              size_t len, bool end) {
-  Slot& slot = slots_[filter];
+  const Slot& slot = slots_[filter];
   const BodyHook fn = slot.body[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
-  const size_t prev = current_;
-  const FilterDir prev_dir = current_dir_;
-  const bool prev_headers = in_headers_hook_;
-  current_ = filter;
-  current_dir_ = d;
-  in_headers_hook_ = false;
-  resume_requested_ = false;
-  ++hook_depth_;
-  const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slot.self, handle_, data == nullptr ? "" : data, len, end);
-  afterCall(filter, t0);
-  current_ = prev;
-  current_dir_ = prev_dir;
-  in_headers_hook_ = prev_headers;
-  return st;
-}
-
-void FilterManager::afterCall(size_t filter, uint64_t t0) {
-  --hook_depth_;
-  Slot& slot = slots_[filter];  // (the hook may not grow slots_, but keep no reference over it)
-  ++slot.calls;
-  if (!timed_) return;
-  const uint64_t t1 = monoNs();
-  clock_ns_ = t1;
-  clock_fresh_ = true;
-  slot.hook_ns += t1 - t0;
+  void* self = slot.self;
+  return invoke(d, filter, false,
+                [&] { return fn(self, handle_, data == nullptr ? "" : data, len, end ? 1 : 0); });
 }
 
 FilterManager::Next FilterManager::afterHookSlow(FilterDir d, size_t filter,

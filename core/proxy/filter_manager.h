@@ -210,8 +210,10 @@ class FilterManager {
   void updateHolding(FilterDir d);
   sluice_filter_status callHeaders(FilterDir d, size_t filter, bool end_stream);
   sluice_filter_status callBody(FilterDir d, size_t filter, const char* data, size_t len, bool end);
-  // After a hook returned: its call counted, and (timed streams) its time since `t0` (ns).
-  void afterCall(size_t filter, uint64_t t0);
+  // Runs call() (one hook of `filter`) as the hook on the stack: current_ and friends set and
+  // restored, the call counted and, on timed streams, its time added to the filter's.
+  template <typename Call>
+  sluice_filter_status invoke(FilterDir d, size_t filter, bool headers, Call call);
   void cancelTimers();
   static void onTimer(evutil_socket_t, short, void* arg);
 
