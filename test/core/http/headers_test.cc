@@ -71,6 +71,24 @@ TEST(HeaderMapTest, FieldValueEveryByteEveryPosition) {
   EXPECT_TRUE(isFieldValue("caf\xc3\xa9 \xff\x80\x80\x80\x80\x80\x80"));  // obs-text
 }
 
+// The four-at-a-time scan agrees with the tchar rule (RFC 9110 §5.6.2) for every byte at every
+// position.
+TEST(HeaderMapTest, TokenEveryByteEveryPosition) {
+  const std::string tchar_other = "!#$%&'*+-.^_`|~";
+  for (size_t len : {1u, 3u, 4u, 5u, 12u, 17u}) {
+    for (size_t pos = 0; pos < len; ++pos) {
+      for (int c = 0; c < 256; ++c) {
+        std::string name(len, 'a');
+        name[pos] = static_cast<char>(c);
+        const bool tchar = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') ||
+                           (c >= 'A' && c <= 'Z') ||
+                           (c != 0 && tchar_other.find(static_cast<char>(c)) != std::string::npos);
+        EXPECT_EQ(isToken(name), tchar) << "len " << len << " pos " << pos << " byte " << c;
+      }
+    }
+  }
+}
+
 TEST(HeaderMapTest, HasTokenLooksIntoLists) {
   HeaderMap h;
   h.add("Connection", "Upgrade,  close");
