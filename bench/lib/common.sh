@@ -241,6 +241,9 @@ EOF
 }
 
 write_nginx_proxy() { # PORT (PROXY_WORKERS workers, default 1)
+  # With several workers each gets its own listening socket (reuseport), as sluice's workers do.
+  local reuseport=""
+  ((${PROXY_WORKERS:-1} > 1)) && reuseport=" reuseport"
   {
     nginx_common "$tmp/nginx" "${PROXY_WORKERS:-1}"
     echo "http {"
@@ -252,7 +255,7 @@ write_nginx_proxy() { # PORT (PROXY_WORKERS workers, default 1)
     keepalive_requests 1000000;
   }
   server {
-    listen 127.0.0.1:$1;
+    listen 127.0.0.1:$1$reuseport;
     location / {
       proxy_pass http://backend;
       proxy_http_version 1.1;
