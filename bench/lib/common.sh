@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sourced: its variables are the caller's
 # bench/lib/common.sh — what the bench scripts share: process plumbing (temp dir, start/stop,
 # cleanup on exit/error/Ctrl-C, CPU pinning, free ports, waiting for a server) and the configs of
 # the backend and of the three proxies. Sourced, never run.
