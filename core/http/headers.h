@@ -1,8 +1,13 @@
 // An HTTP header map that keeps fields in wire order (RFC 9110 §5.3: order of same-named fields
 // matters), with case-insensitive lookup (RFC 9110 §5.1). Small and linear: a request carries a
 // few dozen fields, where a vector beats any hash map.
+//
+// Well-known field names are interned: each field carries a HeaderId, found once when the field
+// is parsed or added (one case-insensitive lookup of the name), so that lookups of those names,
+// hop-by-hop stripping and the codec's framing checks compare small integers, not strings.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -10,9 +15,68 @@
 
 namespace sluice::http {
 
+// The interned field names (lookup is case-insensitive); kOther is every other name. At most 64
+// values (sets of them are 64-bit masks).
+enum class HeaderId : uint8_t {
+  kOther = 0,
+  kAccept,
+  kAcceptEncoding,
+  kAcceptLanguage,
+  kAcceptRanges,
+  kAge,
+  kAuthorization,
+  kCacheControl,
+  kConnection,
+  kContentEncoding,
+  kContentLength,
+  kContentType,
+  kCookie,
+  kDate,
+  kEtag,
+  kExpect,
+  kExpires,
+  kForwarded,
+  kHost,
+  kIfModifiedSince,
+  kIfNoneMatch,
+  kKeepAlive,
+  kLastModified,
+  kLocation,
+  kOrigin,
+  kPragma,
+  kProxyAuthorization,
+  kProxyConnection,
+  kRange,
+  kReferer,
+  kRetryAfter,
+  kServer,
+  kSetCookie,
+  kTe,
+  kTrailer,
+  kTransferEncoding,
+  kUpgrade,
+  kUserAgent,
+  kVary,
+  kVia,
+  kXForwardedFor,
+  kXForwardedHost,
+  kXForwardedProto,
+  kXRealIp,
+  kXRequestId,
+  kCount  // not a name
+};
+
+// The HeaderId of `name` (any case), kOther when it is not one of the interned names.
+HeaderId headerId(std::string_view name);
+// The lower-case name of an interned id ("content-length"); "" for kOther and kCount.
+std::string_view headerIdName(HeaderId id);
+
 struct HeaderField {
   std::string name;
   std::string value;
+  // headerId(name). HeaderMap and the parser keep it in step; code that edits `name` through
+  // mutableFields() must update it too.
+  HeaderId id = HeaderId::kOther;
 };
 
 class HeaderMap {
@@ -23,21 +87,29 @@ class HeaderMap {
   void set(std::string_view name, std::string_view value);
   // Removes every field called `name`; returns how many.
   size_t remove(std::string_view name);
-  // The index-th value of `name`, or nullptr.
+  size_t remove(HeaderId id);
+  // The index-th value of `name`, or nullptr. Valid until the map changes.
   const std::string* get(std::string_view name, size_t index = 0) const;
+  const std::string* get(HeaderId id, size_t index = 0) const;
   // How many fields are called `name`.
   size_t count(std::string_view name) const;
+  size_t count(HeaderId id) const;
   bool has(std::string_view name) const { return get(name) != nullptr; }
+  bool has(HeaderId id) const { return get(id) != nullptr; }
   // True when some comma-separated element of any `name` field equals `token`
   // (case-insensitive), e.g. hasToken("Connection", "close").
   bool hasToken(std::string_view name, std::string_view token) const;
 
   const std::vector<HeaderField>& fields() const { return fields_; }
+  // For moving fields in and out (swap) and for the parser; see HeaderField::id.
   std::vector<HeaderField>& mutableFields() { return fields_; }
   size_t size() const { return fields_.size(); }
   void clear() { fields_.clear(); }
 
  private:
+  // True when field `f` is called `name`, whose interned id is `id`.
+  static bool named(const HeaderField& f, HeaderId id, std::string_view name);
+
   std::vector<HeaderField> fields_;
 };
 
@@ -67,6 +139,7 @@ void forEachListElement(std::string_view value, Fn fn) {
 // True for the fixed hop-by-hop field names (RFC 9110 §7.6.1): Connection, Keep-Alive,
 // Proxy-Connection, TE, Transfer-Encoding, Upgrade, Trailer (any case).
 bool isHopByHop(std::string_view name);
+bool isHopByHop(HeaderId id);
 
 // Removes hop-by-hop fields (RFC 9110 §7.6.1): Connection, Keep-Alive, Proxy-Connection, TE,
 // Transfer-Encoding, Upgrade, Trailer, plus every field named in Connection — except Host,

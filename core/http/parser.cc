@@ -114,8 +114,9 @@ int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
   s->head_.clear();
   // The head is handed over (swapped) to its stream, so capacity does not carry over: one
-  // allocation up front instead of the vector's regrowth per header.
-  s->head_.headers.mutableFields().reserve(16);
+  // allocation up front instead of the vector's regrowth per header. At most 1 KiB, which
+  // glibc's per-thread cache still serves (it stops at 1032 bytes).
+  s->head_.headers.mutableFields().reserve(1024 / sizeof(HeaderField));
   s->in_message_ = true;
   s->header_state_ = HeaderState::kNone;
   s->header_bytes_ = 0;
@@ -209,10 +210,40 @@ int Parser::onHeaderValueComplete(llhttp_t* p) {
     s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
     return -1;
   }
+  f.id = headerId(f.name);
   return 0;
 }
 
-int Parser::checkHead() {
+Parser::FieldFacts Parser::fieldFacts() const {
+  FieldFacts facts;
+  for (const HeaderField& f : head_.headers.fields()) {
+    switch (f.id) {
+      case HeaderId::kHost:
+        ++facts.hosts;
+        break;
+      case HeaderId::kConnection:
+        forEachListElement(f.value, [&](std::string_view el) {
+          if (equalsIgnoreCase(el, "close")) {
+            facts.close = true;
+          } else if (equalsIgnoreCase(el, "keep-alive")) {
+            facts.keep_alive = true;
+          }
+        });
+        break;
+      case HeaderId::kTransferEncoding:
+        if (facts.transfer_encodings++ == 0) facts.transfer_encoding = &f.value;
+        break;
+      case HeaderId::kContentLength:
+        facts.content_length = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return facts;
+}
+
+int Parser::checkHead(const FieldFacts& facts) {
   const bool request = type_ == Type::kRequest;
   if (header_state_ == HeaderState::kField) {
     fail(request ? 400 : 502, "header field without a value");
@@ -228,9 +259,8 @@ int Parser::checkHead() {
   // plus "Connection: close" (two fields or one list) would persist. A close token in any
   // Connection field, in any case, wins for both versions; 1.0 persists only when asked for.
   // llhttp's answer still counts for what it alone knows (a close-delimited response body).
-  const bool close = head_.headers.hasToken("connection", "close");
-  const bool asked = parser_.http_minor == 1 || head_.headers.hasToken("connection", "keep-alive");
-  head_.keep_alive = !close && asked && llhttp_should_keep_alive(&parser_) != 0;
+  const bool asked = parser_.http_minor == 1 || facts.keep_alive;
+  head_.keep_alive = !facts.close && asked && llhttp_should_keep_alive(&parser_) != 0;
   if (!request) {
     head_.status = parser_.status_code;
     return 0;
@@ -242,36 +272,34 @@ int Parser::checkHead() {
     fail(501, "CONNECT is not supported");
     return -1;
   }
-  size_t hosts = head_.headers.count("host");
-  if (hosts > 1) {
+  if (facts.hosts > 1) {
     fail(400, "more than one Host header");
     return -1;
   }
-  if (hosts == 0 && head_.version_minor == 1) {
+  if (facts.hosts == 0 && head_.version_minor == 1) {
     fail(400, "missing Host header in an HTTP/1.1 request");
     return -1;
   }
   return 0;
 }
 
-int Parser::checkFraming() {
+int Parser::checkFraming(const FieldFacts& facts) {
   const bool request = type_ == Type::kRequest;
   const uint32_t bad = request ? 400 : 502;
-  size_t te = head_.headers.count("transfer-encoding");
-  if (te > 0) {
+  if (facts.transfer_encodings > 0) {
     if (head_.version_minor == 0) {
       fail(bad, "Transfer-Encoding in an HTTP/1.0 message");
       return -1;
     }
-    if (te != 1 || !equalsIgnoreCase(*head_.headers.get("transfer-encoding"), "chunked")) {
+    if (facts.transfer_encodings != 1 || !equalsIgnoreCase(*facts.transfer_encoding, "chunked")) {
       fail(bad, "Transfer-Encoding other than exactly \"chunked\"");
       return -1;
     }
-    head_.headers.remove("transfer-encoding");
+    head_.headers.remove(HeaderId::kTransferEncoding);
     head_.framing = Framing::kChunked;
     return 0;
   }
-  if (head_.headers.has("content-length")) {  // llhttp has checked digits-only and unique
+  if (facts.content_length) {  // llhttp has checked digits-only and unique
     head_.framing = Framing::kContentLength;
     head_.content_length = parser_.content_length;
     if (request && limits_.max_body_bytes != 0 && head_.content_length > limits_.max_body_bytes) {
@@ -291,7 +319,8 @@ int Parser::checkFraming() {
 
 int Parser::onHeadersComplete(llhttp_t* p) {
   Parser* s = self(p);
-  if (s->checkHead() != 0 || s->checkFraming() != 0) return -1;
+  const FieldFacts facts = s->fieldFacts();
+  if (s->checkHead(facts) != 0 || s->checkFraming(facts) != 0) return -1;
   if (s->type_ == Type::kResponse) {
     uint32_t st = s->head_.status;
     if (st < 100 || st > 599) {

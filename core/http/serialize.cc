@@ -6,8 +6,8 @@
 namespace sluice::http {
 namespace {
 
-bool isFramingField(std::string_view name) {
-  return equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "transfer-encoding");
+bool isFramingField(const HeaderField& f) {
+  return f.id == HeaderId::kContentLength || f.id == HeaderId::kTransferEncoding;
 }
 
 // Decimal digits of v, written backwards ending at `end`; returns the first digit.
@@ -29,7 +29,7 @@ class HeadWriter {
   static size_t fieldsSize(const HeaderMap& headers) {
     size_t n = 0;
     for (const auto& f : headers.fields()) {
-      if (!isFramingField(f.name)) n += f.name.size() + f.value.size() + 4;  // ": " and CRLF
+      if (!isFramingField(f)) n += f.name.size() + f.value.size() + 4;  // ": " and CRLF
     }
     return n;
   }
@@ -56,7 +56,7 @@ class HeadWriter {
   }
   void putFields(const HeaderMap& headers) {
     for (const auto& f : headers.fields()) {
-      if (isFramingField(f.name)) continue;
+      if (isFramingField(f)) continue;
       put(f.name);
       put(": ");
       put(f.value);

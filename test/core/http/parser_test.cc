@@ -152,6 +152,22 @@ TEST(ParserTest, ByteByByteParsingGivesTheSameVerdicts) {
             Parser::Result::kOk);
   ASSERT_EQ(ok.heads.size(), 1u);
   EXPECT_EQ(*ok.heads[0].headers.get("x-long"), "a b  c");
+  // Interned names are looked up once the name is whole, however it arrived.
+  Recorder split;
+  ASSERT_EQ(parseByteByByte("POST / HTTP/1.1\r\nhOsT: x\r\nCoNtEnT-LeNgTh: 2\r\n"
+                            "Connection: keep-alive, CLOSE\r\n\r\nab",
+                            &split)
+                .result,
+            Parser::Result::kOk);
+  ASSERT_EQ(split.heads.size(), 1u);
+  EXPECT_EQ(split.heads[0].headers.fields()[0].id, HeaderId::kHost);
+  EXPECT_EQ(split.heads[0].headers.fields()[1].id, HeaderId::kContentLength);
+  EXPECT_EQ(split.heads[0].framing, Framing::kContentLength);
+  EXPECT_FALSE(split.heads[0].keep_alive);
+  EXPECT_EQ(split.body, "ab");
+  Recorder two_hosts;
+  EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nHOST: y\r\n\r\n", &two_hosts).status,
+            400u);
   Recorder fold;
   EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", &fold).status, 400u);
   Recorder empty_fold;

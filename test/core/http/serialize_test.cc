@@ -26,7 +26,7 @@ class SerializeTest : public ::testing::Test {
 TEST_F(SerializeTest, RequestHeadSkipsFramingFieldsAndWritesOurs) {
   HeaderMap h;
   h.add("Host", "example.com");
-  h.add("content-length", "99");      // framing comes from the argument, never the map
+  h.add("content-length", "99");       // framing comes from the argument, never the map
   h.add("Transfer-Encoding", "gzip");  // idem
   h.add("X-A", "");
   writeRequestHead(out_, "POST", "/p?q=1", h, Framing::kContentLength, 12);
