@@ -236,6 +236,52 @@ bool isFieldValue(std::string_view s) {
   return true;
 }
 
+namespace {
+
+// Per thread: field vectors of kReservedFields capacity, empty, from destroyed maps. Bounded:
+// at most kSpares KiB idle per thread. `t_spares` is a plain pointer, readable at any time
+// (also while the thread exits, after the list itself is gone: then it is null).
+constexpr size_t kSpares = 16;
+struct SpareVectors;
+thread_local SpareVectors* t_spares = nullptr;
+struct SpareVectors {
+  std::vector<HeaderField> v[kSpares];
+  size_t n = 0;
+  SpareVectors() { t_spares = this; }
+  ~SpareVectors() { t_spares = nullptr; }
+};
+SpareVectors& spareVectors() {
+  thread_local SpareVectors spares;
+  return spares;
+}
+
+}  // namespace
+
+void HeaderMap::recycle() noexcept {
+  SpareVectors* spares = t_spares;
+  if (spares == nullptr || spares->n == kSpares || fields_.capacity() != kReservedFields) return;
+  fields_.clear();
+  spares->v[spares->n++].swap(fields_);
+}
+
+HeaderMap& HeaderMap::operator=(HeaderMap&& other) noexcept {
+  if (this != &other) {
+    recycle();
+    fields_ = std::move(other.fields_);
+  }
+  return *this;
+}
+
+void HeaderMap::reserve() {
+  if (fields_.capacity() >= kReservedFields) return;
+  SpareVectors& spares = t_spares != nullptr ? *t_spares : spareVectors();
+  if (spares.n > 0 && fields_.empty()) {
+    fields_.swap(spares.v[--spares.n]);
+    return;
+  }
+  fields_.reserve(kReservedFields);
+}
+
 bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) {
   return id != HeaderId::kOther ? f.id == id
                                 : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);

@@ -113,10 +113,10 @@ void Parser::resume() {
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
   s->head_.clear();
-  // The head is handed over (swapped) to its stream, so capacity does not carry over: one
-  // allocation up front instead of the vector's regrowth per header. At most 1 KiB, which
-  // glibc's per-thread cache still serves (it stops at 1032 bytes).
-  s->head_.headers.mutableFields().reserve(1024 / sizeof(HeaderField));
+  // Room for the fields up front instead of the vector's regrowth per header; a spare vector
+  // of this thread when there is one (the head is handed over to its stream, so capacity does
+  // not carry over from the previous message).
+  s->head_.headers.reserve();
   s->in_message_ = true;
   s->header_state_ = HeaderState::kNone;
   s->header_bytes_ = 0;

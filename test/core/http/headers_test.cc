@@ -60,6 +60,29 @@ TEST(HeaderMapTest, HasTokenLooksIntoLists) {
   EXPECT_FALSE(h.hasToken("connection", "keep-alive"));
 }
 
+TEST(HeaderMapTest, ReservedVectorsOfDestroyedMapsAreReusedOnTheirThread) {
+  const HeaderField* storage = nullptr;
+  {
+    HeaderMap a;
+    a.reserve();
+    a.add("Host", "x");
+    a.add("X-Long-Enough-To-Allocate", std::string(100, 'v'));
+    storage = a.fields().data();
+  }
+  HeaderMap b;
+  b.reserve();
+  EXPECT_EQ(b.fields().data(), storage);  // the spare, emptied
+  EXPECT_EQ(b.size(), 0u);
+  EXPECT_GE(b.mutableFields().capacity(), HeaderMap::kReservedFields);
+  b.add("Host", "y");
+  EXPECT_EQ(*b.get(HeaderId::kHost), "y");
+  HeaderMap grown;  // past the reserved size: freed as usual, never handed out again
+  grown.reserve();
+  for (size_t i = 0; i <= HeaderMap::kReservedFields; ++i) grown.add("X", "1");
+  HeaderMap moved(std::move(grown));
+  EXPECT_EQ(moved.size(), HeaderMap::kReservedFields + 1);
+}
+
 TEST(HeaderMapTest, InternedNamesInAnyCaseAndNearMisses) {
   for (size_t i = 1; i < static_cast<size_t>(HeaderId::kCount); ++i) {
     const auto id = static_cast<HeaderId>(i);
