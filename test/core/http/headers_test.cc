@@ -190,5 +190,27 @@ TEST(HeaderMapTest, FieldValueCheckMatchesTheRuleForEveryByteAtEveryPosition) {
   EXPECT_FALSE(isFieldValue(std::string(40, 'a') + "\x7f" + std::string(3, 'b')));
 }
 
+TEST(HeaderMapTest, TokenCheckMatchesTheRuleForEveryByteAtEveryPosition) {
+  const std::string tchar_punct = "!#$%&'*+-.^_`|~";
+  auto reference = [&](const std::string& t) {
+    if (t.empty()) return false;
+    for (unsigned char c : t) {
+      bool ok = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                tchar_punct.find(static_cast<char>(c)) != std::string::npos;
+      if (!ok) return false;
+    }
+    return true;
+  };
+  for (int b = 0; b < 256; ++b) {
+    for (size_t len : {1u, 7u, 8u, 9u, 16u, 19u}) {
+      for (size_t pos = 0; pos < len; ++pos) {
+        std::string t(len, 'A');
+        t[pos] = static_cast<char>(b);
+        ASSERT_EQ(isToken(t), reference(t)) << "byte " << b << " at " << pos << " of " << len;
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace sluice::http
