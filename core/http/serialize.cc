@@ -20,8 +20,10 @@ char* formatDecimal(uint64_t v, char* end) {
   return p;
 }
 
-// Builds one head in place: its exact size is summed first, then the bytes are written straight
-// into the buffer's free space (one evbuffer_reserve_space/commit, no intermediate string).
+// Builds one head: its size is summed first (an upper bound), then the bytes are written in one
+// go — into a stack buffer handed to evbuffer_add when the head fits it (the common case, and
+// cheaper than libevent's reserve/commit pair), else straight into the buffer's reserved free
+// space. Never an intermediate std::string.
 class HeadWriter {
  public:
   explicit HeadWriter(size_t size) : size_(size) {}
@@ -34,14 +36,19 @@ class HeadWriter {
     return n;
   }
 
-  // Reserves the space; false when libevent could not allocate it.
+  // Finds room for the head; false when libevent could not allocate it.
   bool begin(evbuffer* out) {
     out_ = out;
+    if (size_ <= sizeof(stack_)) {
+      p_ = start_ = stack_;
+      return true;
+    }
     if (evbuffer_reserve_space(out, static_cast<ev_ssize_t>(size_), &vec_, 1) < 1 ||
         vec_.iov_len < size_) {
       return false;
     }
-    p_ = static_cast<char*>(vec_.iov_base);
+    p_ = start_ = static_cast<char*>(vec_.iov_base);
+    reserved_ = true;
     return true;
   }
   void put(std::string_view s) {
@@ -64,7 +71,12 @@ class HeadWriter {
     }
   }
   void commit() {
-    vec_.iov_len = static_cast<size_t>(p_ - static_cast<char*>(vec_.iov_base));
+    const auto len = static_cast<size_t>(p_ - start_);
+    if (!reserved_) {
+      evbuffer_add(out_, start_, len);
+      return;
+    }
+    vec_.iov_len = len;
     evbuffer_commit_space(out_, &vec_, 1);
   }
 
@@ -72,7 +84,10 @@ class HeadWriter {
   size_t size_;
   evbuffer* out_ = nullptr;
   evbuffer_iovec vec_{};
+  bool reserved_ = false;
+  char* start_ = nullptr;
   char* p_ = nullptr;
+  char stack_[2048];
 };
 
 constexpr std::string_view kContentLength = "Content-Length: ";
