@@ -74,6 +74,56 @@ constexpr std::string_view kIdNames[] = {
     "x-real-ip",
     "x-request-id",
 };
+// The usual spellings, in HeaderId order.
+constexpr std::string_view kIdSpellings[] = {
+    "",
+    "Accept",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Accept-Ranges",
+    "Age",
+    "Authorization",
+    "Cache-Control",
+    "Connection",
+    "Content-Encoding",
+    "Content-Length",
+    "Content-Type",
+    "Cookie",
+    "Date",
+    "ETag",
+    "Expect",
+    "Expires",
+    "Forwarded",
+    "Host",
+    "If-Modified-Since",
+    "If-None-Match",
+    "Keep-Alive",
+    "Last-Modified",
+    "Location",
+    "Origin",
+    "Pragma",
+    "Proxy-Authorization",
+    "Proxy-Connection",
+    "Range",
+    "Referer",
+    "Retry-After",
+    "Server",
+    "Set-Cookie",
+    "TE",
+    "Trailer",
+    "Transfer-Encoding",
+    "Upgrade",
+    "User-Agent",
+    "Vary",
+    "Via",
+    "X-Forwarded-For",
+    "X-Forwarded-Host",
+    "X-Forwarded-Proto",
+    "X-Real-IP",
+    "X-Request-Id",
+};
+static_assert(std::size(kIdSpellings) == std::size(kIdNames), "one spelling per name");
+
 constexpr size_t kIdCount = static_cast<size_t>(HeaderId::kCount);
 static_assert(std::size(kIdNames) == kIdCount, "kIdNames must list every HeaderId in order");
 static_assert(kIdCount <= 64, "HeaderId sets are 64-bit masks");
@@ -192,6 +242,11 @@ HeaderId headerId(std::string_view name) {
   return static_cast<HeaderId>(id);
 }
 
+std::string_view headerIdSpelling(HeaderId id) {
+  size_t i = static_cast<size_t>(id);
+  return i < kIdCount ? kIdSpellings[i] : std::string_view();
+}
+
 std::string_view headerIdName(HeaderId id) {
   size_t i = static_cast<size_t>(id);
   return i < kIdCount ? kIdNames[i] : std::string_view();
@@ -306,7 +361,14 @@ void HeaderMap::add(std::string_view name, std::string_view value) {
 }
 
 void HeaderMap::set(std::string_view name, std::string_view value) {
-  const HeaderId id = headerId(name);
+  setNamed(headerId(name), name, value);
+}
+
+void HeaderMap::set(HeaderId id, std::string_view value) {
+  if (id != HeaderId::kOther) setNamed(id, headerIdSpelling(id), value);
+}
+
+void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view value) {
   auto it = std::find_if(fields_.begin(), fields_.end(),
                          [&](const HeaderField& f) { return named(f, id, name); });
   if (it == fields_.end()) {
@@ -320,18 +382,18 @@ void HeaderMap::set(std::string_view name, std::string_view value) {
                 fields_.end());
 }
 
-size_t HeaderMap::remove(std::string_view name) {
-  const HeaderId id = headerId(name);
+size_t HeaderMap::remove(std::string_view name) { return removeNamed(headerId(name), name); }
+
+size_t HeaderMap::remove(HeaderId id) {
+  return id == HeaderId::kOther ? 0 : removeNamed(id, headerIdName(id));
+}
+
+size_t HeaderMap::removeNamed(HeaderId id, std::string_view name) {
   size_t before = fields_.size();
   fields_.erase(std::remove_if(fields_.begin(), fields_.end(),
                                [&](const HeaderField& f) { return named(f, id, name); }),
                 fields_.end());
   return before - fields_.size();
-}
-
-size_t HeaderMap::remove(HeaderId id) {
-  if (id == HeaderId::kOther) return 0;
-  return remove(headerIdName(id));
 }
 
 const std::string* HeaderMap::get(std::string_view name, size_t index) const {

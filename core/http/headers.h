@@ -69,7 +69,9 @@ enum class HeaderId : uint8_t {
 // The HeaderId of `name` (any case), kOther when it is not one of the interned names.
 HeaderId headerId(std::string_view name);
 // The lower-case name of an interned id ("content-length"); "" for kOther and kCount.
+// headerIdSpelling: the usual spelling ("Content-Length"), for fields sluice adds.
 std::string_view headerIdName(HeaderId id);
+std::string_view headerIdSpelling(HeaderId id);
 
 struct HeaderField {
   std::string name;
@@ -102,8 +104,10 @@ class HeaderMap {
 
   // Appends a field (no validation: see isToken/isFieldValue).
   void add(std::string_view name, std::string_view value);
-  // Replaces every field called `name` by one field (appended when absent).
+  // Replaces every field called `name` by one field (appended when absent). By id, an appended
+  // field gets the name's usual spelling ("X-Forwarded-For"); id must not be kOther.
   void set(std::string_view name, std::string_view value);
+  void set(HeaderId id, std::string_view value);
   // Removes every field called `name`; returns how many.
   size_t remove(std::string_view name);
   size_t remove(HeaderId id);
@@ -126,6 +130,9 @@ class HeaderMap {
   void clear() { fields_.clear(); }
 
  private:
+  // set/remove of `name`, whose interned id is `id`.
+  void setNamed(HeaderId id, std::string_view name, std::string_view value);
+  size_t removeNamed(HeaderId id, std::string_view name);
   // Hands fields_'s storage to the thread's spares when it has the reserved capacity.
   void recycle() noexcept;
   // True when field `f` is called `name`, whose interned id is `id`.

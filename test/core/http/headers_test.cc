@@ -92,6 +92,7 @@ TEST(HeaderMapTest, InternedNamesInAnyCaseAndNearMisses) {
     std::string upper = name;
     for (char& c : upper) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 32 : c);
     EXPECT_EQ(headerId(upper), id) << upper;
+    EXPECT_EQ(headerId(headerIdSpelling(id)), id) << headerIdSpelling(id);
     EXPECT_EQ(headerId(name + "x"), HeaderId::kOther) << name;
     EXPECT_EQ(headerId(name.substr(0, name.size() - 1)), HeaderId::kOther) << name;
     std::string changed = name;
@@ -137,6 +138,12 @@ TEST(HeaderMapTest, InternedAndOtherNamesLookUpAlike) {
   EXPECT_EQ(h.remove("X-CUSTOM"), 1u);
   EXPECT_FALSE(h.has("host"));
   EXPECT_TRUE(h.has(HeaderId::kXForwardedProto));
+  h.set(HeaderId::kXForwardedProto, "https");  // by id: replaces
+  h.set(HeaderId::kXForwardedFor, "1.2.3.4");  // by id, absent: appended with the usual spelling
+  EXPECT_EQ(h.count("x-forwarded-proto"), 1u);
+  EXPECT_EQ(*h.get("X-Forwarded-Proto"), "https");
+  EXPECT_EQ(h.fields().back().name, "X-Forwarded-For");
+  EXPECT_EQ(h.fields().back().id, HeaderId::kXForwardedFor);
   h.add("Via", "1.1 a, 1.1 b");
   EXPECT_TRUE(h.hasToken("VIA", "1.1 B"));
 }
