@@ -7,12 +7,16 @@ namespace {
 
 Parser* self(llhttp_t* p) { return static_cast<Parser*>(p->data); }
 
+inline bool isOws(char c) { return c == ' ' || c == '\t'; }
+
 void trimOws(std::string& s) {
+  if (s.empty() || (!isOws(s.front()) && !isOws(s.back()))) return;  // the usual case
   size_t b = 0;
-  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (b < s.size() && isOws(s[b])) ++b;
   size_t e = s.size();
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  if (b != 0 || e != s.size()) s = s.substr(b, e - b);
+  while (e > b && isOws(s[e - 1])) --e;
+  s.erase(e);
+  s.erase(0, b);
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ Outcome parseResponse(const std::string& wire, Recorder* rec) {
   return {res, p.errorStatus(), p.errorReason()};
 }
 
+Outcome parseByteByByte(const std::string& wire, Recorder* r);
+
 void expectRejected(const std::string& wire, uint32_t status) {
   Outcome o = parseRequest(wire);
   EXPECT_EQ(o.result, Parser::Result::kError) << wire;
@@ -67,6 +69,21 @@ TEST(ParserTest, SimpleGetKeepsHeadersInOrder) {
   EXPECT_EQ(h.headers.count("X-A"), 2u);
   EXPECT_EQ(*h.headers.get("x-a", 1), "2");
   EXPECT_EQ(r.completed, 1);
+}
+
+TEST(ParserTest, ValuesLoseTheirSurroundingWhitespaceWholeOrByteByByte) {
+  const std::string wire =
+      "GET / HTTP/1.1\r\nHost: x\r\nX-A: \t a \t b \t \r\nX-B:c\t\r\nX-C:   \r\n\r\n";
+  Recorder whole;
+  ASSERT_EQ(parseRequest(wire, &whole).result, Parser::Result::kOk);
+  Recorder bytes;
+  ASSERT_EQ(parseByteByByte(wire, &bytes).result, Parser::Result::kOk);
+  for (const Recorder* r : {&whole, &bytes}) {
+    ASSERT_EQ(r->heads.size(), 1u);
+    EXPECT_EQ(*r->heads[0].headers.get("x-a"), "a \t b");
+    EXPECT_EQ(*r->heads[0].headers.get("x-b"), "c");
+    EXPECT_EQ(*r->heads[0].headers.get("x-c"), "");
+  }
 }
 
 TEST(ParserTest, ContentLengthBodyAndChunkedBodyAreDecoded) {
