@@ -147,13 +147,24 @@ int Parser::onStatus(llhttp_t* p, const char* at, size_t len) {
 bool Parser::addHeaderBytes(size_t len) {
   header_bytes_ += len;
   if (limits_.max_header_bytes != 0 && header_bytes_ > limits_.max_header_bytes) {
-    limit_exceeded_ = true;
-    fail(type_ == Type::kRequest ? 431 : 502,
-         type_ == Type::kRequest ? "header section larger than limits.max_header_bytes"
-                                 : "header section larger than max_response_header_bytes");
+    failHeaderLimit("header section larger than limits.max_header_bytes",
+                    "header section larger than max_response_header_bytes");
     return false;
   }
   return true;
+}
+
+// The failures are out of line (and cold): the callbacks' hot paths stay small.
+int Parser::failSyntax(const char* reason) {
+  fail(type_ == Type::kRequest ? 400 : 502, reason);
+  return -1;
+}
+
+int Parser::failHeaderLimit(const char* request_reason, const char* response_reason) {
+  limit_exceeded_ = true;
+  fail(type_ == Type::kRequest ? 431 : 502,
+       type_ == Type::kRequest ? request_reason : response_reason);
+  return -1;
 }
 
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -162,11 +173,8 @@ int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   auto& fields = s->head_.headers.mutableFields();
   if (s->header_state_ != HeaderState::kField) {
     if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
-      s->limit_exceeded_ = true;
-      s->fail(s->type_ == Type::kRequest ? 431 : 502,
-              s->type_ == Type::kRequest ? "more header fields than limits.max_header_count"
-                                         : "more header fields than max_response_header_count");
-      return -1;
+      return s->failHeaderLimit("more header fields than limits.max_header_count",
+                                "more header fields than max_response_header_count");
     }
     fields.emplace_back();
     s->header_state_ = HeaderState::kField;
@@ -180,18 +188,14 @@ int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
   if (len == 0) return 0;  // an empty value (RFC 9110 §5.5 allows it) may come as an empty span
   if (s->header_state_ == HeaderState::kValueDone || s->header_state_ == HeaderState::kNone) {
     // A value continuing after the field ended is an obsolete line folding (RFC 9112 §5.2).
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
-    return -1;
+    return s->failSyntax("obsolete line folding (obs-fold)");
   }
   // llhttp hands a folded continuation line to this callback as more value; it is the only
   // way a value piece can follow a line feed directly (RFC 9112 §5.2: obs-fold is refused).
   const char* b = at;
   while (b > s->exec_begin_ && (b[-1] == ' ' || b[-1] == '\t')) --b;
   char before = b > s->exec_begin_ ? b[-1] : s->prev_last_byte_;
-  if (before == '\n') {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
-    return -1;
-  }
+  if (before == '\n') return s->failSyntax("obsolete line folding (obs-fold)");
   if (!s->addHeaderBytes(len)) return -1;
   s->header_state_ = HeaderState::kValue;
   s->head_.headers.mutableFields().back().value.append(at, len);
@@ -202,18 +206,14 @@ int Parser::onHeaderValueComplete(llhttp_t* p) {
   Parser* s = self(p);
   auto& fields = s->head_.headers.mutableFields();
   if (s->header_state_ == HeaderState::kNone || fields.empty()) {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
-    return -1;
+    return s->failSyntax("empty header field name");
   }
   s->header_state_ = HeaderState::kValueDone;
   HeaderField& f = fields.back();
   trimOws(f.value);
   // llhttp (strict) has checked tchar names and field-value characters (no CTLs but HTAB,
   // no DEL); the one thing it lets through is an empty name.
-  if (f.name.empty()) {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
-    return -1;
-  }
+  if (f.name.empty()) return s->failSyntax("empty header field name");
   f.id = headerId(f.name);
   return 0;
 }

@@ -117,6 +117,11 @@ class Parser {
   int checkHead(const FieldFacts& facts);
   int checkFraming(const FieldFacts& facts);
   bool addHeaderBytes(size_t len);
+  // fail() with 400 (request) or 502 (response); returns -1.
+  [[gnu::cold, gnu::noinline]] int failSyntax(const char* reason);
+  // fail() with 431 (request) or 502 (response) for a header limit; returns -1.
+  [[gnu::cold, gnu::noinline]] int failHeaderLimit(const char* request_reason,
+                                                   const char* response_reason);
 
   llhttp_t parser_;
   Type type_;
