@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -14,6 +15,12 @@ namespace sluice::event {
 namespace {
 
 constexpr size_t kReadSize = 16 * 1024;
+
+uint64_t monotonicUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
 
 }  // namespace
 
@@ -30,6 +37,7 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
   event_assign(&write_event_, base_, fd_, EV_WRITE | EV_PERSIST, &Transport::onWritable, this);
   event_assign(&flush_event_, base_, -1, 0, &Transport::onFlush, this);
   evtimer_assign(&deadline_event_, base_, &Transport::onDeadline, this);
+  evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
   output_cb_ = evbuffer_add_cb(output_, &Transport::onOutputAdded, this);
 }
 
@@ -38,6 +46,7 @@ Transport::~Transport() {
   event_del(&write_event_);
   event_del(&flush_event_);
   event_del(&deadline_event_);
+  event_del(&read_timer_);
   evbuffer_remove_cb_entry(output_, output_cb_);
   evbuffer_free(input_);
   evbuffer_free(output_);
@@ -147,6 +156,7 @@ void Transport::fail(short what, std::string reason) {
     deadline_armed_ = false;
   }
   updateEvents();
+  disarmReadTimer();
   emit(what);
 }
 
@@ -172,24 +182,17 @@ void Transport::updateEvents() {
     case Phase::kDead:
       break;
   }
-  if (!want_read) {
-    if (read_armed_) event_del(&read_event_);
-    read_armed_ = false;
-  } else if (!read_armed_ || armed_timeout_ms_ != timeout) {
-    // Each change is a timer-heap operation (and an epoll_ctl when newly armed): skip no-ops.
-    // event_add with no timeout keeps an old one, so going to "none" drops just the timer
-    // (event_del + event_add would cost two epoll_ctl calls, once per pooled request).
-    if (read_armed_ && timeout == 0) {
-      event_remove_timer(&read_event_);
-    } else if (timeout == 0) {
+  // The I/O events carry no timeout: libevent re-adds a persistent event's timeout (a timer-heap
+  // operation) after every activation, twice per proxied request. read_timer_ does it instead.
+  if (want_read != read_armed_) {
+    if (want_read) {
       event_add(&read_event_, nullptr);
     } else {
-      timeval tv = toTimeval(timeout);
-      event_add(&read_event_, &tv);
+      event_del(&read_event_);
     }
-    read_armed_ = true;
-    armed_timeout_ms_ = timeout;
+    read_armed_ = want_read;
   }
+  if (timeout != period_timeout_ms_) startReadPeriod(timeout);
   if (want_write != write_armed_) {
     if (want_write) {
       event_add(&write_event_, nullptr);
@@ -198,6 +201,52 @@ void Transport::updateEvents() {
     }
     write_armed_ = want_write;
   }
+}
+
+// The read timeout is lazy, as libev's documentation recommends for inactivity timeouts and as
+// nginx keeps its timer tree: a readiness event only notes the time (period_start_us_), and
+// read_timer_ is re-armed only when a deadline comes earlier than the one it is armed for. When
+// it fires before the period's real deadline (bytes arrived meanwhile, or the timeout grew) it
+// re-arms itself for what is left; when no period runs any more it does nothing. So a pooled
+// upstream connection switching between its idle timeout and response_timeout_ms, or a
+// downstream one reading a request, costs no timer operation per request.
+void Transport::startReadPeriod(uint32_t timeout_ms) {
+  period_timeout_ms_ = timeout_ms;
+  if (timeout_ms == 0) return;  // an armed timer fires once more and finds nothing to do
+  const uint64_t now = monotonicUs();
+  period_start_us_ = now;
+  armReadTimer(now + uint64_t{timeout_ms} * 1000, now);
+}
+
+void Transport::armReadTimer(uint64_t due_us, uint64_t now_us) {
+  if (timer_due_us_ != 0 && timer_due_us_ <= due_us) return;  // fires first, then re-checks
+  const uint64_t wait_us = due_us > now_us ? due_us - now_us : 0;
+  timeval tv{static_cast<time_t>(wait_us / 1000000), static_cast<suseconds_t>(wait_us % 1000000)};
+  evtimer_add(&read_timer_, &tv);
+  timer_due_us_ = due_us;
+}
+
+void Transport::disarmReadTimer() {
+  if (timer_due_us_ == 0) return;
+  event_del(&read_timer_);
+  timer_due_us_ = 0;
+}
+
+void Transport::onReadTimer(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Transport*>(arg);
+  self->timer_due_us_ = 0;
+  if (self->period_timeout_ms_ == 0 || self->phase_ != Phase::kOpen) return;
+  const uint64_t now = monotonicUs();
+  const uint64_t timeout_us = uint64_t{self->period_timeout_ms_} * 1000;
+  const uint64_t due = self->period_start_us_ + timeout_us;
+  if (now < due) {
+    self->armReadTimer(due, now);
+    return;
+  }
+  // As libevent did with a persistent event: the timeout repeats while nothing arrives.
+  self->period_start_us_ = now;
+  self->armReadTimer(now + timeout_us, now);
+  self->emit(BEV_EVENT_READING | BEV_EVENT_TIMEOUT);
 }
 
 void Transport::enableRead() {
@@ -231,7 +280,7 @@ void Transport::resumeIfDrained() {
   if (phase_ == Phase::kOpen && io_->hasPending()) event_active(&read_event_, EV_READ, 0);
 }
 
-void Transport::onReadable(evutil_socket_t, short what, void* arg) {
+void Transport::onReadable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
   switch (self->phase_) {
     case Phase::kHandshaking:
@@ -242,10 +291,8 @@ void Transport::onReadable(evutil_socket_t, short what, void* arg) {
     default:
       return;
   }
-  if ((what & EV_TIMEOUT) != 0) {
-    self->emit(BEV_EVENT_READING | BEV_EVENT_TIMEOUT);
-    return;
-  }
+  // Any readiness restarts the inactivity period (libevent re-added the timeout here).
+  if (self->period_timeout_ms_ != 0) self->period_start_us_ = monotonicUs();
   if (self->write_wants_read_) {
     self->write_wants_read_ = false;
     self->updateEvents();
@@ -396,6 +443,7 @@ void Transport::stop() {
   }
   event_del(&flush_event_);
   updateEvents();
+  disarmReadTimer();
 }
 
 void Transport::resetOnClose() {

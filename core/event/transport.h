@@ -83,7 +83,9 @@ class Transport {
   void enableRead();
   void disableRead();
   bool readEnabled() const { return read_enabled_; }
-  // Read inactivity timeout in ms (0 = none), from now, while reading is enabled.
+  // Read inactivity timeout in ms (0 = none), from now, while reading is enabled: READING|TIMEOUT
+  // after that long without a readiness event, then again every `ms` while nothing arrives.
+  // Setting the value in force again, or re-enabling reading, does not restart the period.
   void setReadTimeout(uint32_t ms);
   void setHighWatermark(size_t bytes) { options_.read_high_watermark = bytes; }
   // After the owner drained input(): resumes reading paused by the high watermark.
@@ -105,6 +107,7 @@ class Transport {
   static void onReadable(evutil_socket_t, short what, void* arg);
   static void onWritable(evutil_socket_t, short what, void* arg);
   static void onDeadline(evutil_socket_t, short, void* arg);
+  static void onReadTimer(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
   static void onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg);
 
@@ -114,6 +117,10 @@ class Transport {
   void flush();
   void fail(short what, std::string reason);
   void updateEvents();
+  // The read timer runs (a period starts now) / stops. Lazy: see transport.cc.
+  void startReadPeriod(uint32_t timeout_ms);
+  void armReadTimer(uint64_t due_us, uint64_t now_us);
+  void disarmReadTimer();  // the transport is dead
   void emit(short what) { handlers_.on_event(handlers_.arg, what); }
 
   event_base* base_;
@@ -128,10 +135,13 @@ class Transport {
   ::event write_event_;
   ::event flush_event_;
   ::event deadline_event_;
+  ::event read_timer_;  // the read inactivity timeout (lazily re-armed, see transport.cc)
   Phase phase_ = Phase::kHandshaking;
   std::string error_;
   uint32_t read_timeout_ms_ = 0;
-  uint32_t armed_timeout_ms_ = 0;  // the timeout read_event_ was added with
+  uint32_t period_timeout_ms_ = 0;  // the read timeout of the running period (0: none runs)
+  uint64_t period_start_us_ = 0;    // monotonic µs: the last readiness event or (re)start
+  uint64_t timer_due_us_ = 0;       // monotonic µs read_timer_ is armed for (0: not armed)
   bool read_enabled_ = false;
   bool read_full_ = false;         // paused by the high watermark
   bool read_wants_write_ = false;  // TLS: a read must wait for the socket to be writable
