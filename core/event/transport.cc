@@ -35,7 +35,8 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
       output_(evbuffer_new()) {
   event_assign(&read_event_, base_, fd_, EV_READ | EV_PERSIST, &Transport::onReadable, this);
   event_assign(&write_event_, base_, fd_, EV_WRITE | EV_PERSIST, &Transport::onWritable, this);
-  event_assign(&flush_event_, base_, -1, 0, &Transport::onFlush, this);
+  // Only ever activated, never added: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&flush_event_, base_, -1, EV_PERSIST, &Transport::onFlush, this);
   evtimer_assign(&deadline_event_, base_, &Transport::onDeadline, this);
   evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
   output_cb_ = evbuffer_add_cb(output_, &Transport::onOutputAdded, this);

@@ -19,7 +19,8 @@ Worker::Worker(uint32_t index)
     : index_(index),
       base_(event_base_new()),
       notifier_(std::make_unique<Notifier>(base_, [this] { runPosted(); })),
-      delete_event_(event_new(base_, -1, 0, &Worker::onDeferredDelete, this)) {
+      // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+      delete_event_(event_new(base_, -1, EV_PERSIST, &Worker::onDeferredDelete, this)) {
   if (getrandom(rng_, sizeof(rng_), 0) != static_cast<ssize_t>(sizeof(rng_))) {
     for (int i = 0; i < 4; ++i) rng_[i] = 0x9E3779B97F4A7C15ULL * (index + i + 1);
   }

@@ -75,8 +75,9 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   if (io == nullptr) io = std::make_unique<event::PlainIo>();
   transport_ = std::make_unique<event::Transport>(runtime_.worker().base(), fd, std::move(io),
                                                   options, handlers);
-  event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
-               this);
+  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
   stats_->cx_total.inc();
   stats_->cx_active.inc();
 }
