@@ -216,7 +216,9 @@ void DownstreamConnection::onStreamDone(bool close) {
     parser_paused_ = false;
     parser_.resume();
   }
-  event_active(&resume_event_, 0, 0);
+  // A pipelined request already buffered is parsed from the loop (not from inside this
+  // stream's callbacks); with nothing buffered the next bytes arrive as a read event.
+  if (evbuffer_get_length(transport_->input()) > 0) event_active(&resume_event_, 0, 0);
 }
 
 void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
