@@ -32,6 +32,7 @@ Worker::~Worker() {
     join();
   }
   to_delete_.clear();
+  deleting_.clear();
   notifier_.reset();
   event_free(delete_event_);
   event_base_free(base_);
@@ -98,11 +99,11 @@ void Worker::runPosted() {
 
 void Worker::onDeferredDelete(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
-  // Deleting may defer more objects; loop until quiet.
+  // Deleting may defer more objects; loop until quiet. Both vectors keep their capacity (no
+  // allocation per deferred delete).
   while (!self->to_delete_.empty()) {
-    std::vector<std::unique_ptr<Deletable>> batch;
-    batch.swap(self->to_delete_);
-    batch.clear();
+    self->deleting_.swap(self->to_delete_);
+    self->deleting_.clear();
   }
 }
 
