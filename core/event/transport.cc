@@ -15,6 +15,13 @@ namespace sluice::event {
 namespace {
 
 constexpr size_t kReadSize = 16 * 1024;
+// Reads of at most this much go into a chain of 1 KiB (libevent's smallest, with its header).
+constexpr size_t kSmallRead = 1024 - 64;
+constexpr uint32_t kLargeReads = 8;
+
+// The part of a read beyond a small reservation (see readOnce). Worker threads only, used
+// within one call.
+thread_local char t_scratch[kReadSize];
 
 uint64_t monotonicUs() {
   timespec ts{};
@@ -314,28 +321,50 @@ void Transport::readOnce() {
     }
     if (options_.read_high_watermark - have < want) want = options_.read_high_watermark - have;
   }
+  // While reads stay small (requests and responses of a few hundred bytes) they go into a small
+  // reservation, a chain malloc serves from its per-thread cache, and the rest of the allowed
+  // size into the thread's scratch buffer, copied into input() only when more arrived. (A 16 KiB
+  // reservation is a 32 KiB chain, 16 KiB plus libevent's header rounded up to a power of two,
+  // from the main heap, freed again once the parser has drained it: twice per proxied request.)
+  // After a read that did not fit, the next kLargeReads reads go straight into a reservation of
+  // the whole size (a body streams, or responses are large: no copy).
+  const bool small = large_reads_left_ == 0 && want > kSmallRead;
   evbuffer_iovec vec[2];
-  int n_vec = evbuffer_reserve_space(input_, static_cast<ev_ssize_t>(want), vec, 2);
+  int n_vec =
+      evbuffer_reserve_space(input_, static_cast<ev_ssize_t>(small ? kSmallRead : want), vec, 2);
   if (n_vec <= 0) return;
-  iovec iov[2];
+  iovec iov[3];
   size_t left = want;  // reserve may hand out more than asked: read no more than allowed
   for (int i = 0; i < n_vec; ++i) {
     iov[i].iov_base = vec[i].iov_base;
     iov[i].iov_len = vec[i].iov_len < left ? vec[i].iov_len : left;
     left -= iov[i].iov_len;
   }
+  const size_t in_place = want - left;
+  int n_iov = n_vec;
+  if (left > 0) {
+    iov[n_iov].iov_base = t_scratch;
+    iov[n_iov].iov_len = left;
+    ++n_iov;
+  }
   size_t n = 0;
-  IoStatus st = io_->read(fd_, iov, n_vec, &n);
+  IoStatus st = io_->read(fd_, iov, n_iov, &n);
   if (st == IoStatus::kOk && n > 0) {
-    size_t rest = n;
+    size_t rest = n < in_place ? n : in_place;
     int used = 0;
     for (int i = 0; i < n_vec && rest > 0; ++i) {
-      size_t take = vec[i].iov_len < rest ? vec[i].iov_len : rest;
+      size_t take = iov[i].iov_len < rest ? iov[i].iov_len : rest;
       vec[i].iov_len = take;
       rest -= take;
       used = i + 1;
     }
     evbuffer_commit_space(input_, vec, used);
+    if (n > in_place) evbuffer_add(input_, t_scratch, n - in_place);
+    if (n > kSmallRead) {
+      large_reads_left_ = kLargeReads;
+    } else if (large_reads_left_ > 0) {
+      --large_reads_left_;
+    }
   } else {
     evbuffer_commit_space(input_, vec, 0);
   }

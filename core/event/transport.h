@@ -138,6 +138,7 @@ class Transport {
   ::event read_timer_;  // the read inactivity timeout (lazily re-armed, see transport.cc)
   Phase phase_ = Phase::kHandshaking;
   std::string error_;
+  uint32_t large_reads_left_ = 0;  // readOnce reserves the whole size for this many more reads
   uint32_t read_timeout_ms_ = 0;
   uint32_t period_timeout_ms_ = 0;  // the read timeout of the running period (0: none runs)
   uint64_t period_start_us_ = 0;    // monotonic µs: the last readiness event or (re)start
