@@ -46,7 +46,6 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
   event_assign(&flush_event_, base_, -1, EV_PERSIST, &Transport::onFlush, this);
   evtimer_assign(&deadline_event_, base_, &Transport::onDeadline, this);
   evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
-  output_cb_ = evbuffer_add_cb(output_, &Transport::onOutputAdded, this);
 }
 
 Transport::~Transport() {
@@ -55,7 +54,6 @@ Transport::~Transport() {
   event_del(&flush_event_);
   event_del(&deadline_event_);
   event_del(&read_timer_);
-  evbuffer_remove_cb_entry(output_, output_cb_);
   evbuffer_free(input_);
   evbuffer_free(output_);
   io_.reset();  // before the socket it may still name
@@ -423,17 +421,10 @@ void Transport::onDeadline(evutil_socket_t, short, void* arg) {
              self->phase_ == Phase::kConnecting ? "connect timeout" : "handshake timeout");
 }
 
-void Transport::onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg) {
-  auto* self = static_cast<Transport*>(arg);
-  if (info->n_added == 0 || self->phase_ != Phase::kOpen || self->write_blocked_ ||
-      self->write_wants_read_) {
-    return;
-  }
-  event_active(&self->flush_event_, 0, 0);  // once, at the end of this loop turn
-}
-
 void Transport::onFlush(evutil_socket_t, short, void* arg) {
-  static_cast<Transport*>(arg)->flush();
+  auto* self = static_cast<Transport*>(arg);
+  self->flush_scheduled_ = false;  // bytes appended from here on schedule another flush
+  self->flush();
 }
 
 void Transport::flush() {
@@ -472,6 +463,7 @@ void Transport::stop() {
     deadline_armed_ = false;
   }
   event_del(&flush_event_);
+  flush_scheduled_ = false;
   updateEvents();
   disarmReadTimer();
 }

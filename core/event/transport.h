@@ -73,7 +73,17 @@ class Transport {
   void setHandlers(const Handlers& handlers) { handlers_ = handlers; }
 
   evbuffer* input() const { return input_; }
-  evbuffer* output() const { return output_; }
+  // The buffer to append bytes to. Asking for it schedules the flush: what it holds goes out at
+  // the end of this loop turn (no evbuffer callback runs on every change of the buffer). To look
+  // without writing, use outputLength().
+  evbuffer* output() {
+    if (!flush_scheduled_) {
+      flush_scheduled_ = true;
+      event_active(&flush_event_, 0, 0);
+    }
+    return output_;
+  }
+  size_t outputLength() const { return evbuffer_get_length(output_); }
   int fd() const { return fd_; }
   TransportIo& io() const { return *io_; }
   bool open() const { return phase_ == Phase::kOpen; }
@@ -109,7 +119,6 @@ class Transport {
   static void onDeadline(evutil_socket_t, short, void* arg);
   static void onReadTimer(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
-  static void onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg);
 
   void finishConnect();
   void handshake();
@@ -130,7 +139,6 @@ class Transport {
   Handlers handlers_;
   evbuffer* input_;
   evbuffer* output_;
-  evbuffer_cb_entry* output_cb_ = nullptr;
   ::event read_event_;
   ::event write_event_;
   ::event flush_event_;
@@ -152,6 +160,7 @@ class Transport {
   bool read_armed_ = false;
   bool write_armed_ = false;
   bool deadline_armed_ = false;
+  bool flush_scheduled_ = false;  // flush_event_ is active
 };
 
 }  // namespace sluice::event

@@ -252,7 +252,7 @@ void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
   state_ = State::kClosing;
   transport_->disableRead();
-  if (evbuffer_get_length(output()) == 0) startLingering();
+  if (outputLength() == 0) startLingering();
 }
 
 void DownstreamConnection::startLingering() {
@@ -348,7 +348,7 @@ void DownstreamConnection::onRead(void* arg) {
 
 void DownstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
-  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+  if (self->state_ == State::kClosing && self->outputLength() == 0) {
     self->startLingering();
     return;
   }
@@ -415,7 +415,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
       // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
       // client that has read nothing of its response for a whole idle_timeout_ms is gone.
-      size_t unsent = evbuffer_get_length(self->output());
+      size_t unsent = self->outputLength();
       if (unsent > 0 && unsent == self->stalled_output_) {
         SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
         self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();

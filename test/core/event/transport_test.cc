@@ -1,9 +1,9 @@
-// The Transport: its read path (small reservations and a scratch buffer, transport.cc readOnce)
-// and its read inactivity timeout (lazily re-armed): it fires after the timeout without bytes
-// and repeats, bytes restart it, a shorter timeout takes effect at once, a longer one is waited
-// for in full, and none runs while reading is disabled, after setReadTimeout(0) or after stop().
-// Timings are asserted only as lower bounds (a timeout never fires early); upper bounds are
-// generous guards against a hang.
+// The Transport: its write path (output() schedules the flush), its read path (small
+// reservations and a scratch buffer, transport.cc readOnce) and its read inactivity timeout (lazily
+// re-armed): it fires after the timeout without bytes and repeats, bytes restart it, a shorter
+// timeout takes effect at once, a longer one is waited for in full, and none runs while reading is
+// disabled, after setReadTimeout(0) or after stop(). Timings are asserted only as lower bounds (a
+// timeout never fires early); upper bounds are generous guards against a hang.
 #include "core/event/transport.h"
 
 #include <gtest/gtest.h>
@@ -177,6 +177,29 @@ TEST_F(TransportTest, ReadsOfEverySizeArriveIntact) {
     ASSERT_EQ(received_.size(), sent.size()) << "after a write of " << size;
   }
   EXPECT_EQ(received_, sent);
+}
+
+// Appending to output() is all it takes: the bytes go out at the end of the loop turn, however
+// many appends there were, and again after the next append.
+TEST_F(TransportTest, BytesAppendedToOutputGoOut) {
+  evbuffer_add(transport_->output(), "abc", 3);
+  evbuffer_add(transport_->output(), "def", 3);
+  EXPECT_EQ(transport_->outputLength(), 6u);
+  auto readPeer = [&](size_t want) {
+    std::string got;
+    auto deadline = Clock::now() + 10s;
+    while (got.size() < want && Clock::now() < deadline) {
+      run(5ms);
+      char buf[64];
+      ssize_t r = read(peer_, buf, sizeof(buf));
+      if (r > 0) got.append(buf, static_cast<size_t>(r));
+    }
+    return got;
+  };
+  EXPECT_EQ(readPeer(6), "abcdef");
+  EXPECT_EQ(transport_->outputLength(), 0u);
+  evbuffer_add(transport_->output(), "ghi", 3);
+  EXPECT_EQ(readPeer(3), "ghi");
 }
 
 TEST_F(TransportTest, NothingAfterStop) {
