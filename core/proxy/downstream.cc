@@ -75,8 +75,9 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   if (io == nullptr) io = std::make_unique<event::PlainIo>();
   transport_ = std::make_unique<event::Transport>(runtime_.worker().base(), fd, std::move(io),
                                                   options, handlers);
-  event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
-               this);
+  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
   stats_->cx_total.inc();
   stats_->cx_active.inc();
 }
@@ -215,7 +216,9 @@ void DownstreamConnection::onStreamDone(bool close) {
     parser_paused_ = false;
     parser_.resume();
   }
-  event_active(&resume_event_, 0, 0);
+  // A pipelined request already buffered is parsed from the loop (not from inside this
+  // stream's callbacks); with nothing buffered the next bytes arrive as a read event.
+  if (evbuffer_get_length(transport_->input()) > 0) event_active(&resume_event_, 0, 0);
 }
 
 void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
@@ -249,7 +252,7 @@ void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
   state_ = State::kClosing;
   transport_->disableRead();
-  if (evbuffer_get_length(output()) == 0) startLingering();
+  if (outputLength() == 0) startLingering();
 }
 
 void DownstreamConnection::startLingering() {
@@ -345,7 +348,7 @@ void DownstreamConnection::onRead(void* arg) {
 
 void DownstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
-  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+  if (self->state_ == State::kClosing && self->outputLength() == 0) {
     self->startLingering();
     return;
   }
@@ -412,7 +415,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
       // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
       // client that has read nothing of its response for a whole idle_timeout_ms is gone.
-      size_t unsent = evbuffer_get_length(self->output());
+      size_t unsent = self->outputLength();
       if (unsent > 0 && unsent == self->stalled_output_) {
         SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
         self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();

@@ -277,7 +277,7 @@ void Stream::onDecodedData(const char* data, size_t len, bool end) {
     request_paused_ = true;
     // An upstream that neither reads the body nor answers for response_timeout_ms is stuck:
     // the read timeout runs while the upload waits on it (kTimeout → 504).
-    if (upstream_ != nullptr && sink == upstream_->output()) {
+    if (upstream_ != nullptr && sink != pending_) {  // the upstream connection's output
       upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
     }
     conn_.pauseReading();
