@@ -144,8 +144,10 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
       slot = std::make_shared<ListenerSlot>();
       slot->name = name;
       slot->runtime = this;
+      // Backlog 0: the socket listens already (listenOn(), with the listener's backlog); -1
+      // would make libevent call listen(fd, 128) again and shorten the queue to 128.
       slot->listener = evconnlistener_new(worker_.base(), &WorkerRuntime::onAccept, slot.get(),
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, u.fd);
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, u.fd);
       if (draining_ && slot->listener != nullptr) evconnlistener_disable(slot->listener);
     }
     if (slot->chain == nullptr || &slot->chain->info() != u.info.get()) {
