@@ -110,7 +110,7 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
 }
 
 WorkerRuntime::WorkerRuntime(event::Worker& worker)
-    : worker_(worker), pool_(worker), streams_(worker) {}
+    : worker_(worker), pool_(worker), streams_(worker), trim_(worker.base()) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
@@ -202,6 +202,7 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
   auto conn = std::make_unique<DownstreamConnection>(*rt, std::move(shared), fd, addr, len);
   DownstreamConnection* raw = conn.get();
   rt->connections_.emplace(raw, std::move(conn));
+  rt->trim_.onConnectionCount(rt->connections_.size());
   raw->start();
 }
 
@@ -233,6 +234,7 @@ void WorkerRuntime::release(DownstreamConnection* conn) {
   if (it == connections_.end()) return;
   worker_.deferDelete(std::move(it->second));
   connections_.erase(it);
+  trim_.onConnectionCount(connections_.size());
   if (draining_) maybeDrained();
 }
 

@@ -16,6 +16,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/memory_trim.h"
 #include "core/proxy/stream_registry.h"
 #include "core/stats/families.h"
 #include "core/tls/server_context.h"
@@ -196,6 +197,7 @@ class WorkerRuntime {
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
+  MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
   bool draining_ = false;
   std::function<void()> drained_;
 };
