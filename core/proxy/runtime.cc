@@ -110,7 +110,11 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
 }
 
 WorkerRuntime::WorkerRuntime(event::Worker& worker)
-    : worker_(worker), pool_(worker), streams_(worker), trim_(worker.base()) {}
+    : worker_(worker),
+      pool_(worker),
+      streams_(worker),
+      parker_(worker.base()),
+      trim_(worker.base()) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
