@@ -468,6 +468,13 @@ void Transport::stop() {
   disarmReadTimer();
 }
 
+int Transport::releaseFd() {
+  stop();
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
+}
+
 void Transport::resetOnClose() {
   linger lg{1, 0};
   setsockopt(fd_, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));

@@ -108,6 +108,10 @@ class Transport {
   // Stops all I/O and reports nothing more (the owner is closing); the socket closes with the
   // transport.
   void stop();
+  // Stops all I/O and gives the socket up: returns its fd, which the destructor then leaves
+  // open (-1 when there is none). For an owner that parks an idle connection without its
+  // buffers (proxy::DownstreamConnection); whatever input() and output() hold is dropped.
+  int releaseFd();
   // False when the peer closed an idle connection or sent bytes on it (pool reuse check).
   bool idleAndOpen() { return phase_ == Phase::kOpen && io_->idleAndOpen(fd_); }
 
