@@ -231,7 +231,7 @@ EOF
   } >"$tmp/backend/nginx.conf"
 }
 
-write_nginx_proxy() { # PORT
+write_nginx_proxy() { # PORT [EXTRA]: EXTRA lines go into `location /` (bench/bodies' settings)
   {
     nginx_common "$tmp/nginx"
     echo "http {"
@@ -248,6 +248,7 @@ write_nginx_proxy() { # PORT
       proxy_pass http://backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+${2:-}
     }
   }
 }
