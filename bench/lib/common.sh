@@ -1,3 +1,4 @@
+# shellcheck shell=bash disable=SC2034,SC2154  # sourced: its variables are the caller's
 # bench/lib/common.sh — what the bench scripts share: process plumbing (temp dir, start/stop,
 # cleanup on exit/error/Ctrl-C, CPU pinning, free ports, waiting for a server) and the configs of
 # the backend and of the three proxies. Sourced, never run.
@@ -190,11 +191,15 @@ build_sluice() {
 # with free_port).
 mkdir -p "$tmp/backend" "$tmp/nginx" "$tmp/haproxy"
 
-nginx_common() { # nginx_common DIR: the main-context lines shared by both nginx instances
+nginx_common() { # nginx_common DIR [WORKERS]: the main-context lines shared by both nginx instances
+  # One worker: master_process off, so that the one process is the worker (its pid is the one
+  # measured). More: a master and WORKERS workers (the measuring sums the process tree).
+  local workers=${2:-1} master=off
+  ((workers > 1)) && master=on
   cat <<EOF
 daemon off;
-master_process off;
-worker_processes 1;
+master_process $master;
+worker_processes $workers;
 pid $1/nginx.pid;
 error_log $1/error.log warn;
 events { worker_connections 4096; }
@@ -213,7 +218,8 @@ nginx_http_common() { # temp paths in DIR (the Debian defaults under /var/lib/ng
 EOF
 }
 
-write_backend() { # the backend nginx config, on backend_port
+write_backend() { # the backend nginx config, on backend_port: / answers "hello\n"; /16k a 16 KiB file
+  head -c 16384 /dev/zero | tr '\0' 'x' >"$tmp/backend/16k.txt"
   {
     nginx_common "$tmp/backend"
     echo "http {"
@@ -225,15 +231,23 @@ write_backend() { # the backend nginx config, on backend_port
       default_type text/plain;
       return 200 "hello\n";
     }
+    location = /16k {
+      default_type text/plain;
+      alias $tmp/backend/16k.txt;
+    }
   }
 }
 EOF
   } >"$tmp/backend/nginx.conf"
 }
 
-write_nginx_proxy() { # PORT [EXTRA]: EXTRA lines go into `location /` (bench/bodies' settings)
+write_nginx_proxy() { # PORT [EXTRA] (PROXY_WORKERS workers, default 1); EXTRA: lines for
+  # `location /` (bench/bodies' streaming settings).
+  # With several workers each gets its own listening socket (reuseport), as sluice's workers do.
+  local reuseport=""
+  ((${PROXY_WORKERS:-1} > 1)) && reuseport=" reuseport"
   {
-    nginx_common "$tmp/nginx"
+    nginx_common "$tmp/nginx" "${PROXY_WORKERS:-1}"
     echo "http {"
     nginx_http_common "$tmp/nginx"
     cat <<EOF
@@ -243,7 +257,7 @@ write_nginx_proxy() { # PORT [EXTRA]: EXTRA lines go into `location /` (bench/bo
     keepalive_requests 1000000;
   }
   server {
-    listen 127.0.0.1:$1;
+    listen 127.0.0.1:$1$reuseport;
     location / {
       proxy_pass http://backend;
       proxy_http_version 1.1;
@@ -259,7 +273,7 @@ EOF
 write_haproxy() { # PORT
   cat >"$tmp/haproxy/haproxy.cfg" <<EOF
 global
-  nbthread 1
+  nbthread ${PROXY_WORKERS:-1}
   maxconn 4096
 defaults
   mode http
@@ -283,7 +297,7 @@ write_sluice() { # PORT FILTERS(0|1|chain) FILE [ADMIN_PORT] [ACCESS_LOG_PATH]
   {
     if [[ -n ${4:-} ]]; then echo "admin: { address: 127.0.0.1:$4 }"; fi
     cat <<EOF
-workers: 1
+workers: ${PROXY_WORKERS:-1}
 drain_timeout_ms: 1000
 plugin_paths: [$tmp/sluice/plugins]
 listeners:
