@@ -2,8 +2,10 @@
 // plain TCP or TLS behind the same interface (DESIGN.md §10), so the codec never knows which it
 // has. The TransportIo decides how bytes move (PlainIo: readv/writev; tls::TlsIo: OpenSSL).
 //
-// Reading: one read per readiness event (at most 16 KiB, less near the high watermark) into
-// input(); the owner's on_data runs after each. Writing: bytes appended to output() during a
+// Reading: one read per readiness event into input(); the owner's on_data runs after each. A
+// read asks for 16 KiB, twice as much after each read that filled what it asked for (up to
+// 128 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
+// than the high watermark leaves room for. Writing: bytes appended to output() during a
 // callback go out together at the end of the loop turn (one writev for plain TCP, instead of an
 // EV_WRITE round trip of two epoll_ctl calls); only when the socket cannot take them all does
 // the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left the output
@@ -143,6 +145,7 @@ class Transport {
   Handlers handlers_;
   evbuffer* input_;
   evbuffer* output_;
+  size_t read_size_ = 16 * 1024;  // bytes the next read asks for (see kReadSize in transport.cc)
   ::event read_event_;
   ::event write_event_;
   ::event flush_event_;
