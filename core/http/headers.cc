@@ -356,14 +356,10 @@ bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) 
                                 : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);
 }
 
-void HeaderMap::append(HeaderId id, std::string_view name, std::string_view value) {
-  // The strings are made before the vector may move: `name` or `value` can be a view of one of
-  // its fields (a filter copying a field). (Cheaper, too, than assigning into an emplaced field.)
-  fields_.push_back(HeaderField{std::string(name), std::string(value), id});
-}
-
+// Appending makes the strings before the vector may move: `name` or `value` can be a view of
+// one of its fields (a filter copying a field).
 void HeaderMap::add(std::string_view name, std::string_view value) {
-  append(headerId(name), name, value);
+  fields_.push_back(HeaderField{std::string(name), std::string(value), headerId(name)});
 }
 
 void HeaderMap::set(std::string_view name, std::string_view value) {
@@ -378,7 +374,7 @@ void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view va
   auto it = std::find_if(fields_.begin(), fields_.end(),
                          [&](const HeaderField& f) { return named(f, id, name); });
   if (it == fields_.end()) {
-    append(id, name, value);
+    fields_.push_back(HeaderField{std::string(name), std::string(value), id});  // as in add()
     return;
   }
   it->value.assign(value.data(), value.size());

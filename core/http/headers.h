@@ -130,8 +130,6 @@ class HeaderMap {
   void clear() { fields_.clear(); }
 
  private:
-  // Appends a field called `name`, whose interned id is `id`.
-  void append(HeaderId id, std::string_view name, std::string_view value);
   // set/remove of `name`, whose interned id is `id`.
   void setNamed(HeaderId id, std::string_view name, std::string_view value);
   size_t removeNamed(HeaderId id, std::string_view name);
