@@ -357,6 +357,8 @@ bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) 
                                 : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);
 }
 
+// Appending makes the strings before the vector may move: `name` or `value` can be a view of
+// one of its fields (a filter copying a field).
 void HeaderMap::add(std::string_view name, std::string_view value) {
   fields_.push_back(HeaderField{std::string(name), std::string(value), headerId(name)});
 }
@@ -373,7 +375,7 @@ void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view va
   auto it = std::find_if(fields_.begin(), fields_.end(),
                          [&](const HeaderField& f) { return named(f, id, name); });
   if (it == fields_.end()) {
-    fields_.push_back(HeaderField{std::string(name), std::string(value), id});
+    fields_.push_back(HeaderField{std::string(name), std::string(value), id});  // as in add()
     return;
   }
   it->value.assign(value.data(), value.size());

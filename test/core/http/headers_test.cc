@@ -121,6 +121,20 @@ TEST(HeaderMapTest, ReservedVectorsOfDestroyedMapsAreReusedOnTheirThread) {
   EXPECT_EQ(moved.size(), HeaderMap::kReservedFields + 1);
 }
 
+TEST(HeaderMapTest, AddingAFieldCopiedFromTheMapItselfIsSafeWhenTheVectorGrows) {
+  for (size_t fill = 1; fill <= HeaderMap::kReservedFields + 1; ++fill) {
+    HeaderMap h;
+    h.reserve();
+    for (size_t i = 0; i < fill; ++i) h.add("X-Orig-" + std::to_string(i), std::string(40, 'v'));
+    const std::string* v = h.get("x-orig-0");
+    h.add(h.fields()[0].name, *v);  // views into the map's own storage
+    ASSERT_EQ(h.count("x-orig-0"), 2u);
+    EXPECT_EQ(*h.get("X-Orig-0", 1), std::string(40, 'v'));
+    h.set("X-Copy", *h.get("x-orig-0"));
+    EXPECT_EQ(*h.get("x-copy"), std::string(40, 'v'));
+  }
+}
+
 TEST(HeaderMapTest, InternedNamesInAnyCaseAndNearMisses) {
   for (size_t i = 1; i < static_cast<size_t>(HeaderId::kCount); ++i) {
     const auto id = static_cast<HeaderId>(i);
