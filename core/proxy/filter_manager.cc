@@ -92,7 +92,7 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
   const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
   const sluice_filter_status st = call();
   --hook_depth_;
-  Slot& slot = slots_[filter];
+  Slot& slot = slotAt(filter);
   ++slot.calls;
   if (timed_) {
     const uint64_t t1 = monoNs();
@@ -107,7 +107,7 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
 }
 
 sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  const Slot& slot = slots_[filter];
+  const Slot& slot = slotAt(filter);
   const HeadersHook fn = slot.headers[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   void* self = slot.self;
@@ -116,7 +116,7 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
 
 sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
                                              size_t len, bool end) {
-  const Slot& slot = slots_[filter];
+  const Slot& slot = slotAt(filter);
   const BodyHook fn = slot.body[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   void* self = slot.self;
@@ -294,7 +294,7 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (slots_[i].headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
+    if (slotAt(i).headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
       ++s.pos;
       continue;
     }
@@ -335,7 +335,7 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (slots_[i].body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
+    if (slotAt(i).body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
     sluice_filter_status st = callBody(d, i, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);

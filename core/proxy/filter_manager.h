@@ -180,7 +180,7 @@ class FilterManager {
 
   size_t size() const { return slots_.size(); }
   BufferRequest& bufferOf(FilterDir d, size_t filter) {
-    return slots_[filter].buffer[static_cast<int>(d)];
+    return slotAt(filter).buffer[static_cast<int>(d)];
   }
   // Filter index of direction-order position j.
   size_t filterAt(FilterDir d, size_t j) const {
@@ -243,6 +243,9 @@ class FilterManager {
     uint64_t hook_ns = 0;
   };
   absl::InlinedVector<Slot, 6> slots_;
+  // slots_[i] on the per-hook paths, without the container's checked operator[] (i < size()
+  // there by construction: slots_ is sized once, in createFilters).
+  Slot& slotAt(size_t i) { return slots_.data()[i]; }
   // Body hooks by direction among the running filters: none (a GET through a chain of headers
   // filters) lets body pieces skip the chain.
   uint8_t body_hooks_[2] = {0, 0};
