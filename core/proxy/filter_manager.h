@@ -238,6 +238,8 @@ class FilterManager {
     // A hook that is not there is not called (CONTINUE), without any bookkeeping.
     HeadersHook headers[2] = {nullptr, nullptr};
     BodyHook body[2] = {nullptr, nullptr};
+    void (*on_log)(void*, const sluice_stream*) = nullptr;  // nullptr: none, or skipped
+    void (*destroy)(void*) = nullptr;                       // stream_destroy, once created
     BufferRequest buffer[2];
     uint32_t calls = 0;  // hook calls and their time, added to stats_ once, at log()
     uint64_t hook_ns = 0;
