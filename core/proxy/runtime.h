@@ -16,6 +16,8 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/idle_parker.h"
+#include "core/proxy/memory_trim.h"
 #include "core/proxy/stream_registry.h"
 #include "core/stats/families.h"
 #include "core/tls/server_context.h"
@@ -178,6 +180,8 @@ class WorkerRuntime {
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
   size_t connectionCount() const { return connections_.size(); }
+  // Where idle downstream connections wait to give up their buffers (idle_parker.h).
+  IdleParker& idleParker() { return parker_; }
 
   // Graceful drain: stop accepting, close idle connections, let busy ones finish their
   // current response (with Connection: close). `done` runs on this thread once no downstream
@@ -201,7 +205,9 @@ class WorkerRuntime {
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
+  IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
+  MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
   bool draining_ = false;
   std::function<void()> drained_;
 };
