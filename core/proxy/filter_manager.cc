@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "core/common/log.h"
 #include "core/proxy/local_reply.h"
 
@@ -50,6 +52,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
         chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
       } else {
         slots_[i].created = true;
+        slots_[i].destroy = hooks.stream_destroy;
       }
     } else {
       self = worker;  // NULL: its worker_create failed (counted when the chain was built)
@@ -69,6 +72,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
     slot.headers[1] = hooks.on_response_headers;
     slot.body[0] = hooks.on_request_body;
     slot.body[1] = hooks.on_response_body;
+    slot.on_log = hooks.on_log;
     body_hooks_[0] += slot.body[0] != nullptr ? 1 : 0;
     body_hooks_[1] += slot.body[1] != nullptr ? 1 : 0;
   }
@@ -92,7 +96,7 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
   const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
   const sluice_filter_status st = call();
   --hook_depth_;
-  Slot& slot = slots_[filter];
+  Slot& slot = slotAt(filter);
   ++slot.calls;
   if (timed_) {
     const uint64_t t1 = monoNs();
@@ -107,7 +111,7 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
 }
 
 sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  const Slot& slot = slots_[filter];
+  const Slot& slot = slotAt(filter);
   const HeadersHook fn = slot.headers[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   void* self = slot.self;
@@ -116,7 +120,7 @@ sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool
 
 sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
                                              size_t len, bool end) {
-  const Slot& slot = slots_[filter];
+  const Slot& slot = slotAt(filter);
   const BodyHook fn = slot.body[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
   void* self = slot.self;
@@ -294,7 +298,7 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (slots_[i].headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
+    if (slotAt(i).headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
       ++s.pos;
       continue;
     }
@@ -335,7 +339,7 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (slots_[i].body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
+    if (slotAt(i).body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
     sluice_filter_status st = callBody(d, i, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);
@@ -459,21 +463,21 @@ void FilterManager::log() {
   if (logged_) return;
   logged_ = true;
   end();
-  if (stats_ != nullptr) {
-    for (size_t i = 0; i < slots_.size() && i < stats_->size(); ++i) {
-      if (slots_[i].calls == 0) continue;
-      (*stats_)[i].calls.inc(slots_[i].calls);
-      if (timed_) (*stats_)[i].duration.observeMicros((slots_[i].hook_ns + 500) / 1000);
-    }
+  const size_t counted = stats_ == nullptr ? 0 : std::min(slots_.size(), stats_->size());
+  for (size_t i = 0; i < counted; ++i) {
+    const Slot& slot = slotAt(i);
+    if (slot.calls == 0) continue;
+    const stats::FilterStats& stats = (*stats_)[i];
+    stats.calls.inc(slot.calls);
+    if (timed_) stats.duration.observeMicros((slot.hook_ns + 500) / 1000);
   }
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].self == nullptr) continue;
-    const sluice_filter_plugin& hooks = chain_->hooks(i);
-    if (hooks.on_log == nullptr) continue;
+    const Slot& slot = slotAt(i);
+    if (slot.on_log == nullptr) continue;  // none, or skipped
     const size_t prev = current_;
     current_ = i;
     ++hook_depth_;
-    hooks.on_log(slots_[i].self, handle_);
+    slot.on_log(slot.self, handle_);
     --hook_depth_;
     current_ = prev;
   }
@@ -484,9 +488,8 @@ void FilterManager::destroyFilters() {
   destroyed_ = true;
   cancelTimers();
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i].created) continue;
-    const sluice_filter_plugin& hooks = chain_->hooks(i);
-    if (hooks.stream_destroy != nullptr) hooks.stream_destroy(slots_[i].self);
+    const Slot& slot = slotAt(i);
+    if (slot.created && slot.destroy != nullptr) slot.destroy(slot.self);
   }
 }
 

@@ -180,7 +180,7 @@ class FilterManager {
 
   size_t size() const { return slots_.size(); }
   BufferRequest& bufferOf(FilterDir d, size_t filter) {
-    return slots_[filter].buffer[static_cast<int>(d)];
+    return slotAt(filter).buffer[static_cast<int>(d)];
   }
   // Filter index of direction-order position j.
   size_t filterAt(FilterDir d, size_t j) const {
@@ -238,11 +238,16 @@ class FilterManager {
     // A hook that is not there is not called (CONTINUE), without any bookkeeping.
     HeadersHook headers[2] = {nullptr, nullptr};
     BodyHook body[2] = {nullptr, nullptr};
+    void (*on_log)(void*, const sluice_stream*) = nullptr;  // nullptr: none, or skipped
+    void (*destroy)(void*) = nullptr;                       // stream_destroy, once created
     BufferRequest buffer[2];
     uint32_t calls = 0;  // hook calls and their time, added to stats_ once, at log()
     uint64_t hook_ns = 0;
   };
   absl::InlinedVector<Slot, 6> slots_;
+  // slots_[i] on the per-hook paths, without the container's checked operator[] (i < size()
+  // there by construction: slots_ is sized once, in createFilters).
+  Slot& slotAt(size_t i) { return slots_.data()[i]; }
   // Body hooks by direction among the running filters: none (a GET through a chain of headers
   // filters) lets body pieces skip the chain.
   uint8_t body_hooks_[2] = {0, 0};
