@@ -23,6 +23,11 @@ constexpr uint32_t kLargeReads = 8;
 // within one call.
 thread_local char t_scratch[kReadSize];
 
+// Transports whose output was appended to while a transport callback runs on this thread: they
+// are flushed when the outermost one returns (Transport::CallbackScope).
+thread_local Transport* t_flush_head = nullptr;
+thread_local int t_callback_depth = 0;
+
 uint64_t monotonicUs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -48,7 +53,50 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
   evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
 }
 
+// Marks a callback from the event loop into a transport (readable, writable, timers, flush).
+// Output appended inside it, to this transport or any other (a response written while reading
+// the upstream), is flushed when the outermost one returns: after everything the callback did,
+// as the end of the loop turn would, without an event activation per flush.
+class Transport::CallbackScope {
+ public:
+  CallbackScope() { ++t_callback_depth; }
+  ~CallbackScope() {
+    if (t_callback_depth == 1) {
+      // Still inside: flushes that on_drained handlers cause join the list.
+      while (Transport* t = t_flush_head) {
+        t_flush_head = t->next_flush_;
+        t->next_flush_ = nullptr;
+        t->flush_listed_ = false;
+        t->flush_scheduled_ = false;
+        t->flush();
+      }
+    }
+    --t_callback_depth;
+  }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+};
+
+void Transport::scheduleFlush() {
+  flush_scheduled_ = true;
+  if (t_callback_depth > 0) {
+    flush_listed_ = true;
+    next_flush_ = t_flush_head;
+    t_flush_head = this;
+    return;
+  }
+  event_active(&flush_event_, 0, 0);  // from elsewhere (a timer, a post): at the end of the turn
+}
+
 Transport::~Transport() {
+  if (flush_listed_) {
+    for (Transport** p = &t_flush_head; *p != nullptr; p = &(*p)->next_flush_) {
+      if (*p == this) {
+        *p = next_flush_;
+        break;
+      }
+    }
+  }
   event_del(&read_event_);
   event_del(&write_event_);
   event_del(&flush_event_);
@@ -240,6 +288,7 @@ void Transport::disarmReadTimer() {
 
 void Transport::onReadTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->timer_due_us_ = 0;
   if (self->period_timeout_ms_ == 0 || self->phase_ != Phase::kOpen) return;
   const uint64_t now = monotonicUs();
@@ -288,6 +337,7 @@ void Transport::resumeIfDrained() {
 
 void Transport::onReadable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   switch (self->phase_) {
     case Phase::kHandshaking:
       self->handshake();
@@ -389,6 +439,7 @@ void Transport::readOnce() {
 
 void Transport::onWritable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   switch (self->phase_) {
     case Phase::kConnecting:
       self->finishConnect();
@@ -416,6 +467,7 @@ void Transport::onWritable(evutil_socket_t, short, void* arg) {
 
 void Transport::onDeadline(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->deadline_armed_ = false;
   self->fail(BEV_EVENT_TIMEOUT,
              self->phase_ == Phase::kConnecting ? "connect timeout" : "handshake timeout");
@@ -423,6 +475,7 @@ void Transport::onDeadline(evutil_socket_t, short, void* arg) {
 
 void Transport::onFlush(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->flush_scheduled_ = false;  // bytes appended from here on schedule another flush
   self->flush();
 }

@@ -3,11 +3,13 @@
 // has. The TransportIo decides how bytes move (PlainIo: readv/writev; tls::TlsIo: OpenSSL).
 //
 // Reading: one read per readiness event (at most 16 KiB, less near the high watermark) into
-// input(); the owner's on_data runs after each. Writing: bytes appended to output() during a
-// callback go out together at the end of the loop turn (one writev for plain TCP, instead of an
-// EV_WRITE round trip of two epoll_ctl calls); only when the socket cannot take them all does
-// the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left the output
-// at or below the low watermark.
+// input(); the owner's on_data runs after each. Writing: bytes appended to output() go out
+// together (one writev for plain TCP, instead of an EV_WRITE round trip of two epoll_ctl calls)
+// when the transport callback they were appended in returns (any transport's: a response
+// written while the upstream's bytes are read goes out when that read callback returns), or at
+// the end of the loop turn when appended elsewhere (a timer); only when the socket cannot take
+// them all does the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left
+// the output at or below the low watermark.
 //
 // Events (on_event, libevent's BEV_EVENT_* bits, so owners keep their bufferevent handlers):
 //   CONNECTED            connect and handshake done (accepted sockets: handshake done)
@@ -73,14 +75,10 @@ class Transport {
   void setHandlers(const Handlers& handlers) { handlers_ = handlers; }
 
   evbuffer* input() const { return input_; }
-  // The buffer to append bytes to. Asking for it schedules the flush: what it holds goes out at
-  // the end of this loop turn (no evbuffer callback runs on every change of the buffer). To look
-  // without writing, use outputLength().
+  // The buffer to append bytes to. Asking for it schedules the flush (see above; no evbuffer
+  // callback runs on every change of the buffer). To look without writing, use outputLength().
   evbuffer* output() {
-    if (!flush_scheduled_) {
-      flush_scheduled_ = true;
-      event_active(&flush_event_, 0, 0);
-    }
+    if (!flush_scheduled_) scheduleFlush();
     return output_;
   }
   size_t outputLength() const { return evbuffer_get_length(output_); }
@@ -119,6 +117,8 @@ class Transport {
   static void onDeadline(evutil_socket_t, short, void* arg);
   static void onReadTimer(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
+  class CallbackScope;  // transport.cc: runs the flushes due when a transport callback returns
+  void scheduleFlush();
 
   void finishConnect();
   void handshake();
@@ -160,7 +160,9 @@ class Transport {
   bool read_armed_ = false;
   bool write_armed_ = false;
   bool deadline_armed_ = false;
-  bool flush_scheduled_ = false;  // flush_event_ is active
+  bool flush_scheduled_ = false;  // a flush is due (listed, or flush_event_ active)
+  bool flush_listed_ = false;     // in this thread's list of flushes due (see scheduleFlush)
+  Transport* next_flush_ = nullptr;
 };
 
 }  // namespace sluice::event
