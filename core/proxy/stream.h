@@ -35,6 +35,10 @@ class Stream : public event::Deletable,
   Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
          std::shared_ptr<WorkerFilterChain> chain);
   ~Stream() override;
+  // From a per-thread free list (stream_alloc.cc): one Stream per request, too large for
+  // malloc's per-thread cache.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
 
   // --- from the downstream connection ---
   // The request head is complete and valid (takes its content).
