@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/event/timeval.h"
+#include "core/event/worker.h"
 
 namespace sluice::event {
 namespace {
@@ -26,7 +27,6 @@ thread_local char t_scratch[kReadSize];
 // Transports whose output was appended to while a transport callback runs on this thread: they
 // are flushed when the outermost one returns (Transport::CallbackScope).
 thread_local Transport* t_flush_head = nullptr;
-thread_local int t_callback_depth = 0;
 
 uint64_t monotonicUs() {
   timespec ts{};
@@ -57,21 +57,29 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
 // Output appended inside it, to this transport or any other (a response written while reading
 // the upstream), is flushed when the outermost one returns: after everything the callback did,
 // as the end of the loop turn would, without an event activation per flush.
+// Objects the callback handed to Worker::deferDelete are destroyed then too (the callback has
+// returned; nothing of libevent's touches its event after that): no event activation per
+// deferred delete either.
 class Transport::CallbackScope {
  public:
-  CallbackScope() { ++t_callback_depth; }
+  CallbackScope() { ++Worker::transport_callback_depth; }
   ~CallbackScope() {
-    if (t_callback_depth == 1) {
-      // Still inside: flushes that on_drained handlers cause join the list.
-      while (Transport* t = t_flush_head) {
-        t_flush_head = t->next_flush_;
-        t->next_flush_ = nullptr;
-        t->flush_listed_ = false;
-        t->flush_scheduled_ = false;
-        t->flush();
-      }
+    if (Worker::transport_callback_depth == 1) {
+      // Still inside: flushes that on_drained handlers or destructors cause, and objects they
+      // defer, join the lists.
+      Worker* worker = Worker::current();
+      do {
+        while (Transport* t = t_flush_head) {
+          t_flush_head = t->next_flush_;
+          t->next_flush_ = nullptr;
+          t->flush_listed_ = false;
+          t->flush_scheduled_ = false;
+          t->flush();
+        }
+        if (worker != nullptr) worker->deleteDeferred();
+      } while (t_flush_head != nullptr);
     }
-    --t_callback_depth;
+    --Worker::transport_callback_depth;
   }
   CallbackScope(const CallbackScope&) = delete;
   CallbackScope& operator=(const CallbackScope&) = delete;
@@ -79,7 +87,7 @@ class Transport::CallbackScope {
 
 void Transport::scheduleFlush() {
   flush_scheduled_ = true;
-  if (t_callback_depth > 0) {
+  if (Worker::transport_callback_depth > 0) {
     flush_listed_ = true;
     next_flush_ = t_flush_head;
     t_flush_head = this;
