@@ -15,7 +15,13 @@
 namespace sluice::event {
 namespace {
 
+// Read sizes: a connection starts at kReadSize per read (a request or response head, a small
+// body: one 16 KiB buffer, as HAProxy's and nginx's). Each read that fills what it asked for
+// doubles the next one up to kMaxReadSize, so a body that arrives faster than it is read (an
+// upload, a download from a fast backend) takes an eighth of the reads, readiness events and
+// writes; a short read goes back to kReadSize.
 constexpr size_t kReadSize = 16 * 1024;
+constexpr size_t kMaxReadSize = 128 * 1024;
 // Reads of at most this much go into a chain of 1 KiB (libevent's smallest, with its header).
 constexpr size_t kSmallRead = 1024 - 64;
 constexpr uint32_t kLargeReads = 8;
@@ -367,7 +373,7 @@ void Transport::onReadable(evutil_socket_t, short, void* arg) {
 }
 
 void Transport::readOnce() {
-  size_t want = kReadSize;
+  size_t want = read_size_;
   if (options_.read_high_watermark != 0) {
     size_t have = evbuffer_get_length(input_);
     if (have >= options_.read_high_watermark) {
@@ -385,6 +391,9 @@ void Transport::readOnce() {
   // After a read that did not fit, the next kLargeReads reads go straight into a reservation of
   // the whole size (a body streams, or responses are large: no copy).
   const bool small = large_reads_left_ == 0 && want > kSmallRead;
+  // (A small read follows short reads, which set read_size_ back to kReadSize: the scratch
+  // buffer holds the rest. Kept so if that ever changes.)
+  if (small && want > kSmallRead + sizeof(t_scratch)) want = kSmallRead + sizeof(t_scratch);
   evbuffer_iovec vec[2];
   int n_vec =
       evbuffer_reserve_space(input_, static_cast<ev_ssize_t>(small ? kSmallRead : want), vec, 2);
@@ -406,6 +415,11 @@ void Transport::readOnce() {
   size_t n = 0;
   IoStatus st = io_->read(fd_, iov, n_iov, &n);
   if (st == IoStatus::kOk && n > 0) {
+    if (n < want) {
+      read_size_ = kReadSize;
+    } else if (want == read_size_ && read_size_ < kMaxReadSize) {
+      read_size_ *= 2;  // filled: more was waiting
+    }
     size_t rest = n < in_place ? n : in_place;
     int used = 0;
     for (int i = 0; i < n_vec && rest > 0; ++i) {
@@ -527,6 +541,13 @@ void Transport::stop() {
   flush_scheduled_ = false;
   updateEvents();
   disarmReadTimer();
+}
+
+int Transport::releaseFd() {
+  stop();
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
 }
 
 void Transport::resetOnClose() {

@@ -2,14 +2,16 @@
 // plain TCP or TLS behind the same interface (DESIGN.md §10), so the codec never knows which it
 // has. The TransportIo decides how bytes move (PlainIo: readv/writev; tls::TlsIo: OpenSSL).
 //
-// Reading: one read per readiness event (at most 16 KiB, less near the high watermark) into
-// input(); the owner's on_data runs after each. Writing: bytes appended to output() go out
-// together (one writev for plain TCP, instead of an EV_WRITE round trip of two epoll_ctl calls)
-// when the transport callback they were appended in returns (any transport's: a response
-// written while the upstream's bytes are read goes out when that read callback returns), or at
-// the end of the loop turn when appended elsewhere (a timer); only when the socket cannot take
-// them all does the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left
-// the output at or below the low watermark.
+// Reading: one read per readiness event into input(); the owner's on_data runs after each. A
+// read asks for 16 KiB, twice as much after each read that filled what it asked for (up to
+// 128 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
+// than the high watermark leaves room for. Writing: bytes appended to output() go out together
+// (one writev for plain TCP, instead of an EV_WRITE round trip of two epoll_ctl calls) when the
+// transport callback they were appended in returns (any transport's: a response written while
+// the upstream's bytes are read goes out when that read callback returns), or at the end of the
+// loop turn when appended elsewhere (a timer); only when the socket cannot take them all does
+// the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left the output
+// at or below the low watermark.
 //
 // Events (on_event, libevent's BEV_EVENT_* bits, so owners keep their bufferevent handlers):
 //   CONNECTED            connect and handshake done (accepted sockets: handshake done)
@@ -106,6 +108,10 @@ class Transport {
   // Stops all I/O and reports nothing more (the owner is closing); the socket closes with the
   // transport.
   void stop();
+  // Stops all I/O and gives the socket up: returns its fd, which the destructor then leaves
+  // open (-1 when there is none). For an owner that parks an idle connection without its
+  // buffers (proxy::DownstreamConnection); whatever input() and output() hold is dropped.
+  int releaseFd();
   // False when the peer closed an idle connection or sent bytes on it (pool reuse check).
   bool idleAndOpen() { return phase_ == Phase::kOpen && io_->idleAndOpen(fd_); }
 
@@ -139,6 +145,7 @@ class Transport {
   Handlers handlers_;
   evbuffer* input_;
   evbuffer* output_;
+  size_t read_size_ = 16 * 1024;  // bytes the next read asks for (see kReadSize in transport.cc)
   ::event read_event_;
   ::event write_event_;
   ::event flush_event_;
