@@ -22,9 +22,8 @@ void postToMain(std::function<void()> fn);
 // A shared_ptr whose object is destroyed on the main thread, wherever the last reference drops.
 template <typename T>
 std::shared_ptr<T> mainThreadOwned(std::unique_ptr<T> object) {
-  return std::shared_ptr<T>(object.release(), [](T* p) {
-    postToMain([p] { std::unique_ptr<T> owned(p); });
-  });
+  return std::shared_ptr<T>(object.release(),
+                            [](T* p) { postToMain([p] { std::unique_ptr<T> owned(p); }); });
 }
 
 }  // namespace sluice::event

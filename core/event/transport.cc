@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "core/event/timeval.h"
+#include "core/event/worker.h"
 
 namespace sluice::event {
 namespace {
@@ -28,6 +29,10 @@ constexpr uint32_t kLargeReads = 8;
 // The part of a read beyond a small reservation (see readOnce). Worker threads only, used
 // within one call.
 thread_local char t_scratch[kReadSize];
+
+// Transports whose output was appended to while a transport callback runs on this thread: they
+// are flushed when the outermost one returns (Transport::CallbackScope).
+thread_local Transport* t_flush_head = nullptr;
 
 uint64_t monotonicUs() {
   timespec ts{};
@@ -54,7 +59,58 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
   evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
 }
 
+// Marks a callback from the event loop into a transport (readable, writable, timers, flush).
+// Output appended inside it, to this transport or any other (a response written while reading
+// the upstream), is flushed when the outermost one returns: after everything the callback did,
+// as the end of the loop turn would, without an event activation per flush.
+// Objects the callback handed to Worker::deferDelete are destroyed then too (the callback has
+// returned; nothing of libevent's touches its event after that): no event activation per
+// deferred delete either.
+class Transport::CallbackScope {
+ public:
+  CallbackScope() { ++Worker::transport_callback_depth; }
+  ~CallbackScope() {
+    if (Worker::transport_callback_depth == 1) {
+      // Still inside: flushes that on_drained handlers or destructors cause, and objects they
+      // defer, join the lists.
+      Worker* worker = Worker::current();
+      do {
+        while (Transport* t = t_flush_head) {
+          t_flush_head = t->next_flush_;
+          t->next_flush_ = nullptr;
+          t->flush_listed_ = false;
+          t->flush_scheduled_ = false;
+          t->flush();
+        }
+        if (worker != nullptr) worker->deleteDeferred();
+      } while (t_flush_head != nullptr);
+    }
+    --Worker::transport_callback_depth;
+  }
+  CallbackScope(const CallbackScope&) = delete;
+  CallbackScope& operator=(const CallbackScope&) = delete;
+};
+
+void Transport::scheduleFlush() {
+  flush_scheduled_ = true;
+  if (Worker::transport_callback_depth > 0) {
+    flush_listed_ = true;
+    next_flush_ = t_flush_head;
+    t_flush_head = this;
+    return;
+  }
+  event_active(&flush_event_, 0, 0);  // from elsewhere (a timer, a post): at the end of the turn
+}
+
 Transport::~Transport() {
+  if (flush_listed_) {
+    for (Transport** p = &t_flush_head; *p != nullptr; p = &(*p)->next_flush_) {
+      if (*p == this) {
+        *p = next_flush_;
+        break;
+      }
+    }
+  }
   event_del(&read_event_);
   event_del(&write_event_);
   event_del(&flush_event_);
@@ -246,6 +302,7 @@ void Transport::disarmReadTimer() {
 
 void Transport::onReadTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->timer_due_us_ = 0;
   if (self->period_timeout_ms_ == 0 || self->phase_ != Phase::kOpen) return;
   const uint64_t now = monotonicUs();
@@ -294,6 +351,7 @@ void Transport::resumeIfDrained() {
 
 void Transport::onReadable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   switch (self->phase_) {
     case Phase::kHandshaking:
       self->handshake();
@@ -403,6 +461,7 @@ void Transport::readOnce() {
 
 void Transport::onWritable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   switch (self->phase_) {
     case Phase::kConnecting:
       self->finishConnect();
@@ -430,6 +489,7 @@ void Transport::onWritable(evutil_socket_t, short, void* arg) {
 
 void Transport::onDeadline(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->deadline_armed_ = false;
   self->fail(BEV_EVENT_TIMEOUT,
              self->phase_ == Phase::kConnecting ? "connect timeout" : "handshake timeout");
@@ -437,6 +497,7 @@ void Transport::onDeadline(evutil_socket_t, short, void* arg) {
 
 void Transport::onFlush(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
+  CallbackScope scope;
   self->flush_scheduled_ = false;  // bytes appended from here on schedule another flush
   self->flush();
 }

@@ -5,9 +5,11 @@
 // Reading: one read per readiness event into input(); the owner's on_data runs after each. A
 // read asks for 16 KiB, twice as much after each read that filled what it asked for (up to
 // 128 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
-// than the high watermark leaves room for. Writing: bytes appended to output() during a
-// callback go out together at the end of the loop turn (one writev for plain TCP, instead of an
-// EV_WRITE round trip of two epoll_ctl calls); only when the socket cannot take them all does
+// than the high watermark leaves room for. Writing: bytes appended to output() go out together
+// (one writev for plain TCP, instead of an EV_WRITE round trip of two epoll_ctl calls) when the
+// transport callback they were appended in returns (any transport's: a response written while
+// the upstream's bytes are read goes out when that read callback returns), or at the end of the
+// loop turn when appended elsewhere (a timer); only when the socket cannot take them all does
 // the transport wait for EV_WRITE. The owner's on_drained runs whenever a write left the output
 // at or below the low watermark.
 //
@@ -75,14 +77,10 @@ class Transport {
   void setHandlers(const Handlers& handlers) { handlers_ = handlers; }
 
   evbuffer* input() const { return input_; }
-  // The buffer to append bytes to. Asking for it schedules the flush: what it holds goes out at
-  // the end of this loop turn (no evbuffer callback runs on every change of the buffer). To look
-  // without writing, use outputLength().
+  // The buffer to append bytes to. Asking for it schedules the flush (see above; no evbuffer
+  // callback runs on every change of the buffer). To look without writing, use outputLength().
   evbuffer* output() {
-    if (!flush_scheduled_) {
-      flush_scheduled_ = true;
-      event_active(&flush_event_, 0, 0);
-    }
+    if (!flush_scheduled_) scheduleFlush();
     return output_;
   }
   size_t outputLength() const { return evbuffer_get_length(output_); }
@@ -125,6 +123,8 @@ class Transport {
   static void onDeadline(evutil_socket_t, short, void* arg);
   static void onReadTimer(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
+  class CallbackScope;  // transport.cc: runs the flushes due when a transport callback returns
+  void scheduleFlush();
 
   void finishConnect();
   void handshake();
@@ -167,7 +167,9 @@ class Transport {
   bool read_armed_ = false;
   bool write_armed_ = false;
   bool deadline_armed_ = false;
-  bool flush_scheduled_ = false;  // flush_event_ is active
+  bool flush_scheduled_ = false;  // a flush is due (listed, or flush_event_ active)
+  bool flush_listed_ = false;     // in this thread's list of flushes due (see scheduleFlush)
+  Transport* next_flush_ = nullptr;
 };
 
 }  // namespace sluice::event

@@ -71,7 +71,19 @@ void Worker::join() {
 void Worker::deferDelete(std::unique_ptr<Deletable> obj) {
   if (obj == nullptr) return;
   to_delete_.push_back(std::move(obj));
-  event_active(delete_event_, 0, 0);
+  // Inside a transport callback on this worker's thread, the callback's end deletes it.
+  if (transport_callback_depth == 0 || t_current != this) event_active(delete_event_, 0, 0);
+}
+
+thread_local int Worker::transport_callback_depth = 0;
+
+void Worker::deleteDeferred() {
+  // Deleting may defer more objects; loop until quiet. Both vectors keep their capacity (no
+  // allocation per deferred delete).
+  while (!to_delete_.empty()) {
+    deleting_.swap(to_delete_);
+    deleting_.clear();
+  }
 }
 
 uint64_t Worker::random() {
@@ -98,13 +110,7 @@ void Worker::runPosted() {
 }
 
 void Worker::onDeferredDelete(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<Worker*>(arg);
-  // Deleting may defer more objects; loop until quiet. Both vectors keep their capacity (no
-  // allocation per deferred delete).
-  while (!self->to_delete_.empty()) {
-    self->deleting_.swap(self->to_delete_);
-    self->deleting_.clear();
-  }
+  static_cast<Worker*>(arg)->deleteDeferred();
 }
 
 }  // namespace sluice::event

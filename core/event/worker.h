@@ -46,8 +46,16 @@ class Worker {
   // True on this worker's own thread.
   bool isCurrentThread() const { return std::this_thread::get_id() == thread_.get_id(); }
 
-  // Destroys `obj` after the current event callback returns. Worker thread only.
+  // Destroys `obj` after the current event callback returns. Worker thread only. Inside a
+  // transport callback that is when the callback returns (Transport runs deleteDeferred());
+  // elsewhere, at the end of the loop turn.
   void deferDelete(std::unique_ptr<Deletable> obj);
+  // Destroys everything deferDelete() queued (and what those destructors queue). For
+  // event::Transport, when its outermost callback returns.
+  void deleteDeferred();
+  // Set by event::Transport while one of its callbacks runs on this worker's thread: deferDelete
+  // then leaves the deletion to it.
+  static thread_local int transport_callback_depth;
 
   // A uniformly random 64-bit number from this worker's own generator (xoshiro256**), seeded
   // from the OS. Worker thread only.

@@ -145,7 +145,7 @@ void DownstreamConnection::park() {
       evbuffer_get_length(transport_->input()) != 0) {
     return;
   }
-  if (evbuffer_get_length(transport_->output()) != 0) {
+  if (transport_->outputLength() != 0) {  // (output() would schedule a flush)
     markIdle();  // the last response is still going out: look again at a later tick
     return;
   }

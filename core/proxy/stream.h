@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
 #include "core/api/filter.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
@@ -35,6 +36,10 @@ class Stream : public event::Deletable,
   Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
          std::shared_ptr<WorkerFilterChain> chain);
   ~Stream() override;
+  // From a per-thread free list (stream_alloc.cc): one Stream per request, too large for
+  // malloc's per-thread cache.
+  static void* operator new(size_t size);
+  static void operator delete(void* p, size_t size);
 
   // --- from the downstream connection ---
   // The request head is complete and valid (takes its content).
@@ -215,7 +220,7 @@ class Stream : public event::Deletable,
   uint64_t host_set_version_ = 0;
   bool attempt_active_ = false;
   uint64_t attempt_start_us_ = 0;
-  std::vector<uint32_t> tried_;
+  absl::InlinedVector<uint32_t, 4> tried_;  // hosts tried (no allocation for the first four)
   uint32_t retries_left_ = 0;
   bool stale_retried_ = false;
   // Resilience state (stream_retry.cc).

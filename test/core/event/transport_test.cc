@@ -36,6 +36,7 @@ class TransportTest : public ::testing::Test {
       std::string chunk(n, '\0');
       evbuffer_remove(in, chunk.data(), n);
       self->received_ += chunk;
+      if (self->echo_) evbuffer_add(self->transport_->output(), chunk.data(), n);
     };
     h.on_drained = [](void*) {};
     h.on_event = [](void* arg, short what) {
@@ -81,6 +82,7 @@ class TransportTest : public ::testing::Test {
   std::vector<Clock::time_point> event_times_;
   size_t bytes_ = 0;
   std::string received_;
+  bool echo_ = false;  // on_data appends what it read to output()
 };
 
 TEST_F(TransportTest, FiresAfterTheTimeoutAndRepeats) {
@@ -200,6 +202,24 @@ TEST_F(TransportTest, BytesAppendedToOutputGoOut) {
   EXPECT_EQ(transport_->outputLength(), 0u);
   evbuffer_add(transport_->output(), "ghi", 3);
   EXPECT_EQ(readPeer(3), "ghi");
+}
+
+// Output appended inside a transport callback goes out when the callback returns.
+TEST_F(TransportTest, OutputAppendedInsideACallbackGoesOut) {
+  echo_ = true;
+  transport_->enableRead();
+  std::string got;
+  for (int i = 0; i < 3; ++i) {
+    ASSERT_EQ(write(peer_, "ping", 4), 4);
+    auto deadline = Clock::now() + 10s;
+    while (got.size() < 4u * (i + 1) && Clock::now() < deadline) {
+      run(5ms);
+      char buf[64];
+      ssize_t r = read(peer_, buf, sizeof(buf));
+      if (r > 0) got.append(buf, static_cast<size_t>(r));
+    }
+  }
+  EXPECT_EQ(got, "pingpingping");
 }
 
 TEST_F(TransportTest, NothingAfterStop) {
