@@ -57,9 +57,9 @@ void IdleParker::add(Hook* hook, uint32_t idle_timeout_ms) {
   if (idle_.count > kMaxUnparked && !soon_ && timer_ != nullptr && epoll_fd_ >= 0) {
     // From the loop, not from here: add() runs inside another connection's callbacks.
     soon_ = true;
-    if (armed_) event_del(timer_);
     armed_ = true;
-    event_active(timer_, EV_TIMEOUT, 0);
+    timeval tv{0, kBusyTickMs * 1000};
+    evtimer_add(timer_, &tv);  // replaces a later deadline
     return;
   }
   arm();
@@ -102,12 +102,13 @@ void IdleParker::tick() {
     h = next;
   }
   if (epoll_fd_ < 0) return;
-  // The oldest idle first: beyond kMaxUnparked whatever their age, then those idle long
-  // enough. One that declines may list itself again (at the end, stamped now): the budget
+  // The oldest idle first: those idle for kParkAfterMs, and beyond kMaxUnparked those idle
+  // for kBusyTickMs. One that declines may list itself again (at the end, stamped now): the budget
   // looks at each at most once per tick.
   size_t budget = idle_.count;
   while (idle_.head != nullptr && budget-- > 0 &&
-         (idle_.count > kMaxUnparked || now - idle_.head->idle_since >= kParkAfterMs)) {
+         (now - idle_.head->idle_since >= kParkAfterMs ||
+          (idle_.count > kMaxUnparked && now - idle_.head->idle_since >= kBusyTickMs))) {
     Hook* h = idle_.head;
     unlink(idle_, h);
     h->idle_list = 0;

@@ -11,10 +11,13 @@
 // with the loop's time) and leaves it when a request starts (O(1)); one timer per worker,
 // armed while a list is not empty, ticks every kTickMs. A tick parks, from the oldest, those
 // idle for at least kParkAfterMs, and, when more than kMaxUnparked are listed (thousands of
-// idle clients, or a burst of them opening; the tick then runs at once), the oldest beyond that
-// number however briefly idle: otherwise the buffers of every connection idle for less than a
-// second would be allocated at the same time, and RSS would keep that peak (glibc cannot give
-// back memory fragmented between the connections that stay). The same tick ends the parked
+// idle clients, or a burst of them opening; the next tick then comes kBusyTickMs after the
+// list grew past it), the oldest beyond that number that have been idle for kBusyTickMs:
+// otherwise the buffers of every connection idle for less than a second would be allocated at
+// the same time, and RSS would keep that peak (glibc cannot give back memory fragmented
+// between the connections that stay). The kBusyTickMs floor keeps busy keep-alive connections
+// (many clients, each between a response and its next request for a few milliseconds) from
+// being parked and rebuilt on every request. The same tick ends the parked
 // connections whose idle timeout has passed (so a parked connection's idle timeout is kept to
 // within one tick). A parked socket that turns readable (a request, or the client's FIN) is
 // woken from the loop. Worker thread only.
@@ -32,6 +35,7 @@ class IdleParker {
   static constexpr uint32_t kParkAfterMs = 1000;
   static constexpr uint32_t kTickMs = 1000;
   static constexpr size_t kMaxUnparked = 256;
+  static constexpr uint32_t kBusyTickMs = 100;
 
   // What a connection inherits to be listed; its fields belong to the parker.
   struct Hook {
@@ -89,7 +93,7 @@ class IdleParker {
   List idle_;    // oldest first
   List parked_;  // in parking order
   bool armed_ = false;
-  bool soon_ = false;  // a tick is due at once (over kMaxUnparked)
+  bool soon_ = false;  // the next tick is due kBusyTickMs after going over kMaxUnparked
 };
 
 }  // namespace sluice::proxy
