@@ -87,6 +87,15 @@ void IdleParker::onTick(evutil_socket_t, short, void* arg) {
   self->armed_ = false;
   self->soon_ = false;
   self->tick();
+  if (self->idle_.count > kMaxUnparked && self->epoll_fd_ >= 0) {
+    // Still over the limit (the oldest beyond it idle for less than kBusyTickMs): look again
+    // then, not a whole tick later.
+    self->soon_ = true;
+    self->armed_ = true;
+    timeval tv{0, kBusyTickMs * 1000};
+    evtimer_add(self->timer_, &tv);
+    return;
+  }
   if (self->idle_.head != nullptr || self->parked_.head != nullptr) self->arm();
 }
 
