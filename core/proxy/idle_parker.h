@@ -34,14 +34,14 @@ class IdleParker {
  public:
   static constexpr uint32_t kParkAfterMs = 1000;
   static constexpr uint32_t kTickMs = 1000;
-  static constexpr size_t kMaxUnparked = 256;
-  static constexpr uint32_t kBusyTickMs = 100;
+  static constexpr size_t kMaxUnparked = 64;
+  static constexpr uint32_t kBusyTickMs = 50;
 
   // What a connection inherits to be listed; its fields belong to the parker.
   struct Hook {
     Hook* idle_prev = nullptr;
     Hook* idle_next = nullptr;
-    uint32_t idle_since = 0;       // the parker's clock (ms) when it became idle
+    uint32_t idle_since = 0;       // the parker's monotonic clock (ms) when it became idle
     uint32_t idle_timeout_ms = 0;  // while parked: ended this long after idle_since
     int parked_fd = -1;            // the owner's: >= 0 while it is parked (its socket)
     uint8_t idle_list = 0;         // 0: none, 1: idle (not parked), 2: parked
@@ -81,7 +81,8 @@ class IdleParker {
   static void onReadable(evutil_socket_t, short, void* arg);
   static void append(List& list, Hook* hook);
   static void unlink(List& list, Hook* hook);
-  uint32_t nowMs() const;
+  uint32_t nowMs() const;  // CLOCK_MONOTONIC_COARSE, ms (wraps after 49 days)
+  static uint32_t ageMs(const Hook* hook, uint32_t now);
   void arm();
   void tick();
 
