@@ -241,7 +241,8 @@ EOF
   } >"$tmp/backend/nginx.conf"
 }
 
-write_nginx_proxy() { # PORT (PROXY_WORKERS workers, default 1)
+write_nginx_proxy() { # PORT [EXTRA] (PROXY_WORKERS workers, default 1); EXTRA: lines for
+  # `location /` (bench/bodies' streaming settings).
   # With several workers each gets its own listening socket (reuseport), as sluice's workers do.
   local reuseport=""
   ((${PROXY_WORKERS:-1} > 1)) && reuseport=" reuseport"
@@ -261,6 +262,7 @@ write_nginx_proxy() { # PORT (PROXY_WORKERS workers, default 1)
       proxy_pass http://backend;
       proxy_http_version 1.1;
       proxy_set_header Connection "";
+${2:-}
     }
   }
 }

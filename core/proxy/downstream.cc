@@ -58,7 +58,8 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   makeTransport(fd);
-  event_assign(&active_->resume_event, runtime_.worker().base(), -1, 0,
+  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
                &DownstreamConnection::onResume, this);
   stats_->cx_total.inc();
   stats_->cx_active.inc();
@@ -174,7 +175,7 @@ void DownstreamConnection::unpark() {
   parked_fd = -1;
   active_ = std::make_unique<Active>(static_cast<http::ParserCallbacks*>(this),
                                      slot_->chain->info().parser_limits);
-  event_assign(&active_->resume_event, runtime_.worker().base(), -1, 0,
+  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
                &DownstreamConnection::onResume, this);
   makeTransport(fd);
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
@@ -285,7 +286,9 @@ void DownstreamConnection::onStreamDone(bool close) {
     parser_paused_ = false;
     active_->parser.resume();
   }
-  event_active(&active_->resume_event, 0, 0);
+  // A pipelined request already buffered is parsed from the loop (not from inside this
+  // stream's callbacks); with nothing buffered the next bytes arrive as a read event.
+  if (evbuffer_get_length(transport_->input()) > 0) event_active(&active_->resume_event, 0, 0);
   markIdle();  // a pipelined request already buffered takes it out again in onHead()
 }
 
@@ -321,7 +324,7 @@ void DownstreamConnection::closeAfterFlush() {
   runtime_.idleParker().remove(this);
   state_ = State::kClosing;
   transport_->disableRead();
-  if (evbuffer_get_length(output()) == 0) startLingering();
+  if (outputLength() == 0) startLingering();
 }
 
 void DownstreamConnection::startLingering() {
@@ -421,7 +424,7 @@ void DownstreamConnection::onRead(void* arg) {
 
 void DownstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
-  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+  if (self->state_ == State::kClosing && self->outputLength() == 0) {
     self->startLingering();
     return;
   }
@@ -488,7 +491,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
       // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
       // client that has read nothing of its response for a whole idle_timeout_ms is gone.
-      size_t unsent = evbuffer_get_length(self->output());
+      size_t unsent = self->outputLength();
       if (unsent > 0 && unsent == self->stalled_output_) {
         SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
         self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();

@@ -39,7 +39,9 @@ class DownstreamConnection : public event::Deletable,
 
   // Starts reading.
   void start();
+  // The response bytes' buffer: appending to it schedules their write (Transport::output()).
   evbuffer* output() const { return transport_->output(); }
+  size_t outputLength() const { return transport_->outputLength(); }    // unsent bytes
   const std::string& clientAddress() const { return client_address_; }  // "ip:port"
   const std::string& clientIp() const { return client_ip_; }
   // TLS facts for the access log ("TLSv1.3", the SNI); empty on plain connections.

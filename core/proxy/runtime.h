@@ -90,6 +90,11 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // filter name), in chain order, resolved on first use (the registry's lock, once per chain on
   // each worker). Worker thread.
   const std::vector<stats::FilterStats>& filterStats();
+  // Whether the next stream of this chain measures its hook time (sluice_filter_duration_seconds):
+  // one in kTimedEvery, the first one included, so that the clock is not read around every hook
+  // of every request. Worker thread.
+  static constexpr uint32_t kTimedEvery = 16;
+  bool sampleTiming() { return timing_tick_++ % kTimedEvery == 0; }
   // The entry's failure_mode (its PluginRef in the listener or route config).
   config::FailureMode failureMode(size_t i) const;
   // The chain a request matched to `route` runs: this listener chain when the route has no
@@ -115,6 +120,7 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   std::shared_ptr<const RouteTable> routes_;          // the table route_chains_ belong to
   std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
   bool warned_foreign_route_ = false;
+  uint32_t timing_tick_ = 0;  // streams of this chain so far (sampleTiming)
 };
 
 class WorkerRuntime;
