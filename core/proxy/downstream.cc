@@ -52,18 +52,15 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
     : runtime_(runtime),
       slot_(std::move(slot)),
       stats_(slot_->chain->info().stats),
-      parser_(std::make_unique<http::Parser>(http::Parser::Type::kRequest,
-                                             static_cast<http::ParserCallbacks*>(this),
-                                             slot_->chain->info().parser_limits)) {
+      active_(std::make_unique<Active>(static_cast<http::ParserCallbacks*>(this),
+                                       slot_->chain->info().parser_limits)) {
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
   makeTransport(fd);
   // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
-  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
+  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
                &DownstreamConnection::onResume, this);
-  idle_hook_.park = &DownstreamConnection::onPark;
-  idle_hook_.owner = this;
   stats_->cx_total.inc();
   stats_->cx_active.inc();
 }
@@ -92,10 +89,10 @@ void DownstreamConnection::makeTransport(evutil_socket_t fd) {
 }
 
 DownstreamConnection::~DownstreamConnection() {
-  event_del(&resume_event_);
+  if (active_ != nullptr) event_del(&active_->resume_event);
   // Listed means not released yet, so the runtime (and its parker) is still there.
-  if (idle_hook_.linked) runtime_.idleParker().remove(&idle_hook_);
-  if (parked_fd_ >= 0) close(parked_fd_);
+  if (idle_list != 0) runtime_.idleParker().remove(this);
+  if (parked()) close(parked_fd);
   if (state_ == State::kTunnel) {
     // Torn down with the worker (shutdown): the tunnel still reports, for the access log.
     state_ = State::kClosed;
@@ -123,75 +120,67 @@ void DownstreamConnection::start() {
 }
 
 bool DownstreamConnection::idle() const {
-  if (parked_fd_ >= 0) return true;
-  return stream_ == nullptr && transport_ != nullptr && !parser_->inMessage() &&
+  if (parked()) return true;
+  return stream_ == nullptr && transport_ != nullptr && !active_->parser.inMessage() &&
          evbuffer_get_length(transport_->input()) == 0;
 }
 
 void DownstreamConnection::markIdle() {
   if (tls_ != nullptr) return;  // a TLS session cannot be rebuilt: never parked
-  runtime_.idleParker().add(&idle_hook_, loopTimeMs());
+  runtime_.idleParker().add(this, listenerInfo().limits.idle_timeout_ms);
 }
 
-void DownstreamConnection::onPark(void* owner) {
-  static_cast<DownstreamConnection*>(owner)->park();
+int DownstreamConnection::parkHook(IdleParker::Hook* hook) {
+  return static_cast<DownstreamConnection*>(hook)->park();
 }
 
-void DownstreamConnection::park() {
-  // Only a connection with nothing in flight and nothing buffered either way; one that is
-  // busy again left the list, one still flushing its last response stays as it is.
-  if (state_ != State::kActive || stream_ != nullptr || tls_ != nullptr || transport_ == nullptr ||
-      !transport_->open() || parser_->inMessage() || parser_paused_ || reading_paused_ ||
-      evbuffer_get_length(transport_->input()) != 0) {
-    return;
-  }
-  if (transport_->outputLength() != 0) {  // (output() would schedule a flush)
-    markIdle();  // the last response is still going out: look again at a later tick
-    return;
-  }
-  const uint64_t idle_ms = loopTimeMs() - idle_hook_.idle_since_ms;
-  const uint32_t timeout_ms = listenerInfo().limits.idle_timeout_ms;
-  const uint64_t left_ms = idle_ms < timeout_ms ? timeout_ms - idle_ms : 1;
-  event_del(&resume_event_);
-  parked_fd_ = transport_->releaseFd();
-  transport_.reset();
-  parser_.reset();
-  read_timeout_ms_ = UINT32_MAX;
-  event_assign(&resume_event_, runtime_.worker().base(), parked_fd_, EV_READ,
-               &DownstreamConnection::onParkedEvent, this);
-  timeval tv{static_cast<time_t>(left_ms / 1000), static_cast<suseconds_t>(left_ms % 1000 * 1000)};
-  event_add(&resume_event_, &tv);
-}
-
-void DownstreamConnection::unpark() {
-  if (parked_fd_ < 0) return;
-  event_del(&resume_event_);
-  evutil_socket_t fd = parked_fd_;
-  parked_fd_ = -1;
-  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
-  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
-               &DownstreamConnection::onResume, this);
-  parser_ = std::make_unique<http::Parser>(http::Parser::Type::kRequest,
-                                           static_cast<http::ParserCallbacks*>(this),
-                                           slot_->chain->info().parser_limits);
-  makeTransport(fd);
-  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
-  transport_->enableRead();
-  transport_->start();  // plain TCP: CONNECTED at once (handshake_done_ stays true)
-}
-
-void DownstreamConnection::onParkedEvent(evutil_socket_t, short what, void* arg) {
-  auto* self = static_cast<DownstreamConnection*>(arg);
+void DownstreamConnection::wakeHook(IdleParker::Hook* hook, bool timed_out) {
+  auto* self = static_cast<DownstreamConnection*>(hook);
   self->unpark();
-  if ((what & EV_TIMEOUT) != 0) {
+  if (timed_out) {
     self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
     self->closeNow();  // as an idle keep-alive connection's read timeout does
     return;
   }
   // Readable: the transport reads it from the loop (level-triggered), then on_data parses.
-  // Back in the idle list meanwhile: a client that only closes, or sends a partial request,
-  // is handled by the transport's own events and timeouts from here on.
+  // Idle again meanwhile: a client that only closes, or sends part of a request, is handled by
+  // the transport's own events and timeouts from here on.
   self->markIdle();
+}
+
+int DownstreamConnection::park() {
+  // Only a connection with nothing in flight and nothing buffered either way; one that is
+  // busy again left the list, one still flushing its last response stays as it is.
+  if (state_ != State::kActive || stream_ != nullptr || tls_ != nullptr || transport_ == nullptr ||
+      !transport_->open() || active_->parser.inMessage() || parser_paused_ || reading_paused_ ||
+      evbuffer_get_length(transport_->input()) != 0) {
+    return -1;
+  }
+  if (transport_->outputLength() != 0) {  // (output() would schedule a flush)
+    markIdle();  // the last response is still going out: look again at a later tick
+    return -1;
+  }
+  event_del(&active_->resume_event);
+  parked_fd = transport_->releaseFd();
+  transport_.reset();
+  active_.reset();
+  read_timeout_ms_ = UINT32_MAX;
+  return parked_fd;
+}
+
+void DownstreamConnection::unpark() {
+  if (!parked()) return;
+  runtime_.idleParker().remove(this);
+  evutil_socket_t fd = parked_fd;
+  parked_fd = -1;
+  active_ = std::make_unique<Active>(static_cast<http::ParserCallbacks*>(this),
+                                     slot_->chain->info().parser_limits);
+  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
+  makeTransport(fd);
+  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
+  transport_->enableRead();
+  transport_->start();  // plain TCP: CONNECTED at once (handshake_done_ stays true)
 }
 
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
@@ -210,7 +199,7 @@ void DownstreamConnection::resumeReading() {
   if (!reading_paused_ || state_ != State::kActive) return;
   reading_paused_ = false;
   transport_->enableRead();
-  event_active(&resume_event_, 0, 0);  // parse what is already buffered
+  event_active(&active_->resume_event, 0, 0);  // parse what is already buffered
 }
 
 void DownstreamConnection::processInput() {
@@ -220,14 +209,14 @@ void DownstreamConnection::processInput() {
          evbuffer_get_length(in) > 0) {
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
-    bool was_in_message = parser_->inMessage();
+    bool was_in_message = active_->parser.inMessage();
     size_t consumed = 0;
     http::Parser::Result r =
-        parser_->execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
+        active_->parser.execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
     if (state_ == State::kClosed) return;
     evbuffer_drain(in, consumed);
     if (r == http::Parser::Result::kError) {
-      badRequest(parser_->errorStatus(), parser_->errorReason());
+      badRequest(active_->parser.errorStatus(), active_->parser.errorReason());
       return;
     }
     if (r == http::Parser::Result::kPaused) {
@@ -236,16 +225,16 @@ void DownstreamConnection::processInput() {
         // The message's stream already finished (a local reply sent before the request was read
         // completely, then the rest read and discarded): the next request may be parsed now.
         parser_paused_ = false;
-        parser_->resume();
+        active_->parser.resume();
       }
     }
     transport_->resumeIfDrained();
-    if (!was_in_message && parser_->inMessage() && stream_ == nullptr && !header_timer_) {
+    if (!was_in_message && active_->parser.inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
       header_start_ms_ = loopTimeMs();
       setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
-    } else if (header_timer_ && stream_ == nullptr && parser_->inMessage() &&
+    } else if (header_timer_ && stream_ == nullptr && active_->parser.inMessage() &&
                loopTimeMs() - header_start_ms_ >= listenerInfo().limits.request_header_timeout_ms) {
       // The read timeout restarts with every byte; a client trickling its headers is held to
       // request_header_timeout_ms from its first byte here (no timer per request: checked as
@@ -264,7 +253,7 @@ uint64_t DownstreamConnection::loopTimeMs() const {
 }
 
 int DownstreamConnection::onHead(http::MessageHead& head) {
-  runtime_.idleParker().remove(&idle_hook_);
+  runtime_.idleParker().remove(this);
   header_timer_ = false;
   stalled_output_ = 0;
   // While the body streams, a stalled client is cut after idle_timeout_ms.
@@ -295,11 +284,11 @@ void DownstreamConnection::onStreamDone(bool close) {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   if (parser_paused_) {
     parser_paused_ = false;
-    parser_->resume();
+    active_->parser.resume();
   }
   // A pipelined request already buffered is parsed from the loop (not from inside this
   // stream's callbacks); with nothing buffered the next bytes arrive as a read event.
-  if (evbuffer_get_length(transport_->input()) > 0) event_active(&resume_event_, 0, 0);
+  if (evbuffer_get_length(transport_->input()) > 0) event_active(&active_->resume_event, 0, 0);
   markIdle();  // a pipelined request already buffered takes it out again in onHead()
 }
 
@@ -325,14 +314,14 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
   http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(), true,
                           false);
   evbuffer_add(output(), body.data(), body.size());
-  logRefusedRequest(listenerInfo(), runtime_.worker().index(), parser_->head(), client_address_,
-                    tlsVersion(), tlsSni(), status, body.size());
+  logRefusedRequest(listenerInfo(), runtime_.worker().index(), active_->parser.head(),
+                    client_address_, tlsVersion(), tlsSni(), status, body.size());
   closeAfterFlush();
 }
 
 void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
-  runtime_.idleParker().remove(&idle_hook_);
+  runtime_.idleParker().remove(this);
   state_ = State::kClosing;
   transport_->disableRead();
   if (outputLength() == 0) startLingering();
@@ -366,7 +355,7 @@ void DownstreamConnection::abort() {
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
   unpark();
-  runtime_.idleParker().remove(&idle_hook_);
+  runtime_.idleParker().remove(this);
   if (state_ == State::kTunnel) {
     tunnel_->close(Tunnel::End::kAborted);
     return;
@@ -396,7 +385,7 @@ void DownstreamConnection::startTunnel(std::unique_ptr<event::Transport> upstrea
                                        bool upstream_ended, uint32_t idle_timeout_ms) {
   if (state_ != State::kActive) return;  // closing already: `upstream` closes with this call
   state_ = State::kTunnel;
-  event_del(&resume_event_);
+  event_del(&active_->resume_event);
   header_timer_ = false;
   Tunnel::Options options;
   options.idle_timeout_ms = idle_timeout_ms;
@@ -513,7 +502,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
       self->stalled_output_ = unsent;
       return;
     }
-    if (self->stream_ == nullptr && self->parser_->inMessage()) {
+    if (self->stream_ == nullptr && self->active_->parser.inMessage()) {
       // Headers did not arrive in time.
       self->stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
       self->badRequest(408, "request headers not received within request_header_timeout_ms");

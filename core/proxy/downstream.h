@@ -3,11 +3,12 @@
 // malformed requests with the right 4xx and closes, handles keep-alive, timeouts, backpressure
 // and a lingering close (so the client reads our last response before any RST).
 //
-// Idle memory: a plain (not TLS) keep-alive connection idle for IdleParker::kParkAfterMs is
-// parked: its transport (buffers, events) and its parser are freed and only the socket is
-// watched, with one event that also carries the rest of the idle timeout. The first byte the
-// client sends unparks it (a new transport and parser, then the request is read as usual);
-// anything else that needs the connection (drain, close) unparks it first.
+// Idle memory: a plain (not TLS) keep-alive connection idle for IdleParker::kParkAfterMs (or
+// sooner, when many are idle) is parked: its transport (buffers, events), its parser and its
+// resume event are freed, and the worker's IdleParker watches the socket and the idle timeout.
+// The first byte the client sends (or its FIN) unparks it: a new transport and parser, then the
+// request is read as usual. Anything else that needs the connection (drain, close) unparks it
+// first.
 // Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
 #pragma once
 
@@ -28,7 +29,9 @@ namespace sluice::proxy {
 
 class Stream;
 
-class DownstreamConnection : public event::Deletable, private http::ParserCallbacks {
+class DownstreamConnection : public event::Deletable,
+                             private http::ParserCallbacks,
+                             private IdleParker::Hook {
  public:
   DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<ListenerSlot> slot,
                        evutil_socket_t fd, const sockaddr* peer, int peer_len);
@@ -80,6 +83,10 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   // True when responses should say Connection: close (drain, or the listener was removed).
   bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 
+  // IdleParker's callbacks (the worker's parker is made with them; see idle_parker.h).
+  static int parkHook(IdleParker::Hook* hook);
+  static void wakeHook(IdleParker::Hook* hook, bool timed_out);
+
  private:
   enum class State { kActive, kClosing, kLingering, kTunnel, kClosed };
 
@@ -98,10 +105,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
   // Parking (see the top): makeTransport() builds the transport of `fd` (constructor, unpark).
   void makeTransport(evutil_socket_t fd);
-  static void onPark(void* owner);
-  void park();
+  int park();  // the socket now watched by the parker, or -1 (declined)
   void unpark();
-  static void onParkedEvent(evutil_socket_t fd, short what, void* arg);
+  bool parked() const { return parked_fd >= 0; }
   void markIdle();
 
   int onHead(http::MessageHead& head) override;
@@ -117,7 +123,15 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
   std::unique_ptr<tls::ConnectionInfo> tls_info_;
   bool handshake_done_ = false;
-  std::unique_ptr<http::Parser> parser_;  // null while parked
+  // What only an unparked connection needs: the parser, and the event that parses buffered
+  // input from the loop. Null while parked.
+  struct Active {
+    Active(http::ParserCallbacks* callbacks, const http::ParserLimits& limits)
+        : parser(http::Parser::Type::kRequest, callbacks, limits) {}
+    http::Parser parser;
+    ::event resume_event;
+  };
+  std::unique_ptr<Active> active_;
   std::unique_ptr<Stream> stream_;
   std::string client_address_;
   std::string client_ip_;
@@ -133,9 +147,6 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool input_ended_ = false;        // the client sent its FIN (after a complete request)
   uint64_t linger_until_us_ = 0;    // lingering close: monotonic µs at which it ends anyway
   std::unique_ptr<Tunnel> tunnel_;  // after a 101; owns the client's transport then
-  ::event resume_event_;            // parses buffered input; while parked: waits for the socket
-  IdleParker::Hook idle_hook_;
-  evutil_socket_t parked_fd_ = -1;  // >= 0 while parked (transport_ and parser_ are null then)
 };
 
 }  // namespace sluice::proxy

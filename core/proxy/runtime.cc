@@ -113,7 +113,7 @@ WorkerRuntime::WorkerRuntime(event::Worker& worker)
     : worker_(worker),
       pool_(worker),
       streams_(worker),
-      parker_(worker.base()),
+      parker_(worker.base(), {&DownstreamConnection::parkHook, &DownstreamConnection::wakeHook}),
       trim_(worker.base()) {}
 
 WorkerRuntime::~WorkerRuntime() {

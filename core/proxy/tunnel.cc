@@ -79,7 +79,7 @@ void Tunnel::pump(Side& from) {
     touch();
   }
   if (!from.paused && !from.read_ended &&
-      evbuffer_get_length(from.peer->transport->output()) > kHighWatermark) {
+      from.peer->transport->outputLength() > kHighWatermark) {
     from.paused = true;
     from.transport->disableRead();
   }
@@ -96,7 +96,7 @@ void Tunnel::endRead(Side& from) {
 
 void Tunnel::shutIfFlushed(Side& to) {
   if (to.write_shut || !to.peer->read_ended) return;
-  if (evbuffer_get_length(to.transport->output()) > 0) return;  // onDrained tries again
+  if (to.transport->outputLength() > 0) return;  // onDrained tries again
   to.write_shut = true;
   to.transport->shutdownWrite();
 }
@@ -134,7 +134,7 @@ void Tunnel::onDrained(void* arg) {
   Tunnel* self = to->tunnel;
   if (self->ended_) return;
   Side& from = *to->peer;
-  size_t left = evbuffer_get_length(to->transport->output());
+  size_t left = to->transport->outputLength();
   if (from.paused && left <= kLowWatermark) {
     from.paused = false;
     if (!from.read_ended) from.transport->enableRead();
