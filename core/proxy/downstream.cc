@@ -7,6 +7,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <ctime>
+
 #include "core/common/log.h"
 #include "core/http/serialize.h"
 #include "core/proxy/access_log.h"
@@ -247,9 +249,11 @@ void DownstreamConnection::processInput() {
 }
 
 uint64_t DownstreamConnection::loopTimeMs() const {
-  timeval tv{};
-  event_base_gettimeofday_cached(runtime_.worker().base(), &tv);  // no syscall
-  return static_cast<uint64_t>(tv.tv_sec) * 1000u + static_cast<uint64_t>(tv.tv_usec) / 1000u;
+  // Monotonic: libevent's cached time is a wall clock and can step back, which made the
+  // unsigned difference above huge (a spurious 408). The coarse clock is a vDSO read.
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u + static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
 }
 
 int DownstreamConnection::onHead(http::MessageHead& head) {

@@ -101,7 +101,7 @@ class DownstreamConnection : public event::Deletable,
   void startLingering();
   void closeNow();
   void setReadTimeout(uint32_t ms);
-  uint64_t loopTimeMs() const;  // the loop's cached wall clock, ms
+  uint64_t loopTimeMs() const;  // CLOCK_MONOTONIC_COARSE, ms (never steps back)
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
   // Parking (see the top): makeTransport() builds the transport of `fd` (constructor, unpark).
   void makeTransport(evutil_socket_t fd);
