@@ -4,7 +4,7 @@
 //
 // Reading: one read per readiness event into input(); the owner's on_data runs after each. A
 // read asks for 16 KiB, twice as much after each read that filled what it asked for (up to
-// 128 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
+// 32 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
 // than the high watermark leaves room for. Writing: bytes appended to output() during a
 // callback go out together at the end of the loop turn (one writev for plain TCP, instead of an
 // EV_WRITE round trip of two epoll_ctl calls); only when the socket cannot take them all does
