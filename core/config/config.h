@@ -251,6 +251,11 @@ struct Listener {
   // A request header carrying the caller's remaining time budget (ms) that this listener
   // trusts: it can shorten a request's deadline (0 → 504 at once). "" = none trusted.
   std::string trusted_deadline_header;
+  // Length of the listen queue of each of its sockets (connections the kernel has completed and
+  // sluice has not accepted yet): 1..65535, the kernel caps it at net.core.somaxconn. 0 (not
+  // set): net.core.somaxconn itself (/proc/sys/net/core/somaxconn), as nginx takes 511 and
+  // HAProxy its maxconn.
+  uint32_t backlog = 0;
   Mark mark;
 };
 

@@ -11,6 +11,8 @@
 namespace sluice::config::internal {
 namespace {
 
+constexpr uint32_t kMaxBacklog = 65535;  // a listener's `backlog` (Linux caps it at somaxconn)
+
 void parseWorkers(const Field& field, Context& ctx, uint32_t* out) {
   if (field.value.IsScalar() && field.value.Scalar() == "auto") {
     *out = 0;
@@ -166,7 +168,7 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
   forEachField(field, "listener",
                {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
-                "tunnel_idle_timeout_ms", "trusted_deadline_header"},
+                "tunnel_idle_timeout_ms", "trusted_deadline_header", "backlog"},
                ctx, [&](const Field& f) {
                  if (f.key == "name") {
                    name_mark = f.mark;
@@ -186,6 +188,8 @@ void parseListener(const Field& field, Context& ctx, Config* config, Spans* span
                    readTimeoutMs(f, ctx, &listener.tunnel_idle_timeout_ms);
                  } else if (f.key == "trusted_deadline_header") {
                    readHeaderName(f, ctx, &listener.trusted_deadline_header);
+                 } else if (f.key == "backlog") {
+                   readUint32(f, 1, kMaxBacklog, ctx, &listener.backlog);
                  } else {
                    forEachItem(f, ctx, [&](const Field& item) {
                      parseFilterEntry(item, false, ctx, &listener.filters.emplace_back());

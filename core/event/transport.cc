@@ -3,6 +3,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,6 +25,19 @@ namespace {
 // stalled client's unsent bytes past the 256 KiB high watermark adds at most 32 KiB.
 constexpr size_t kReadSize = 16 * 1024;
 constexpr size_t kMaxReadSize = 32 * 1024;
+// Reads of at most this much go into a chain of 1 KiB (libevent's smallest, with its header).
+constexpr size_t kSmallRead = 1024 - 64;
+constexpr uint32_t kLargeReads = 8;
+
+// The part of a read beyond a small reservation (see readOnce). Worker threads only, used
+// within one call.
+thread_local char t_scratch[kReadSize];
+
+uint64_t monotonicUs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
 
 }  // namespace
 
@@ -38,9 +52,10 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
       output_(evbuffer_new()) {
   event_assign(&read_event_, base_, fd_, EV_READ | EV_PERSIST, &Transport::onReadable, this);
   event_assign(&write_event_, base_, fd_, EV_WRITE | EV_PERSIST, &Transport::onWritable, this);
-  event_assign(&flush_event_, base_, -1, 0, &Transport::onFlush, this);
+  // Only ever activated, never added: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&flush_event_, base_, -1, EV_PERSIST, &Transport::onFlush, this);
   evtimer_assign(&deadline_event_, base_, &Transport::onDeadline, this);
-  output_cb_ = evbuffer_add_cb(output_, &Transport::onOutputAdded, this);
+  evtimer_assign(&read_timer_, base_, &Transport::onReadTimer, this);
 }
 
 Transport::~Transport() {
@@ -48,7 +63,7 @@ Transport::~Transport() {
   event_del(&write_event_);
   event_del(&flush_event_);
   event_del(&deadline_event_);
-  evbuffer_remove_cb_entry(output_, output_cb_);
+  event_del(&read_timer_);
   evbuffer_free(input_);
   evbuffer_free(output_);
   io_.reset();  // before the socket it may still name
@@ -157,6 +172,7 @@ void Transport::fail(short what, std::string reason) {
     deadline_armed_ = false;
   }
   updateEvents();
+  disarmReadTimer();
   emit(what);
 }
 
@@ -182,24 +198,17 @@ void Transport::updateEvents() {
     case Phase::kDead:
       break;
   }
-  if (!want_read) {
-    if (read_armed_) event_del(&read_event_);
-    read_armed_ = false;
-  } else if (!read_armed_ || armed_timeout_ms_ != timeout) {
-    // Each change is a timer-heap operation (and an epoll_ctl when newly armed): skip no-ops.
-    // event_add with no timeout keeps an old one, so going to "none" drops just the timer
-    // (event_del + event_add would cost two epoll_ctl calls, once per pooled request).
-    if (read_armed_ && timeout == 0) {
-      event_remove_timer(&read_event_);
-    } else if (timeout == 0) {
+  // The I/O events carry no timeout: libevent re-adds a persistent event's timeout (a timer-heap
+  // operation) after every activation, twice per proxied request. read_timer_ does it instead.
+  if (want_read != read_armed_) {
+    if (want_read) {
       event_add(&read_event_, nullptr);
     } else {
-      timeval tv = toTimeval(timeout);
-      event_add(&read_event_, &tv);
+      event_del(&read_event_);
     }
-    read_armed_ = true;
-    armed_timeout_ms_ = timeout;
+    read_armed_ = want_read;
   }
+  if (timeout != period_timeout_ms_) startReadPeriod(timeout);
   if (want_write != write_armed_) {
     if (want_write) {
       event_add(&write_event_, nullptr);
@@ -208,6 +217,52 @@ void Transport::updateEvents() {
     }
     write_armed_ = want_write;
   }
+}
+
+// The read timeout is lazy, as libev's documentation recommends for inactivity timeouts and as
+// nginx keeps its timer tree: a readiness event only notes the time (period_start_us_), and
+// read_timer_ is re-armed only when a deadline comes earlier than the one it is armed for. When
+// it fires before the period's real deadline (bytes arrived meanwhile, or the timeout grew) it
+// re-arms itself for what is left; when no period runs any more it does nothing. So a pooled
+// upstream connection switching between its idle timeout and response_timeout_ms, or a
+// downstream one reading a request, costs no timer operation per request.
+void Transport::startReadPeriod(uint32_t timeout_ms) {
+  period_timeout_ms_ = timeout_ms;
+  if (timeout_ms == 0) return;  // an armed timer fires once more and finds nothing to do
+  const uint64_t now = monotonicUs();
+  period_start_us_ = now;
+  armReadTimer(now + uint64_t{timeout_ms} * 1000, now);
+}
+
+void Transport::armReadTimer(uint64_t due_us, uint64_t now_us) {
+  if (timer_due_us_ != 0 && timer_due_us_ <= due_us) return;  // fires first, then re-checks
+  const uint64_t wait_us = due_us > now_us ? due_us - now_us : 0;
+  timeval tv{static_cast<time_t>(wait_us / 1000000), static_cast<suseconds_t>(wait_us % 1000000)};
+  evtimer_add(&read_timer_, &tv);
+  timer_due_us_ = due_us;
+}
+
+void Transport::disarmReadTimer() {
+  if (timer_due_us_ == 0) return;
+  event_del(&read_timer_);
+  timer_due_us_ = 0;
+}
+
+void Transport::onReadTimer(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<Transport*>(arg);
+  self->timer_due_us_ = 0;
+  if (self->period_timeout_ms_ == 0 || self->phase_ != Phase::kOpen) return;
+  const uint64_t now = monotonicUs();
+  const uint64_t timeout_us = uint64_t{self->period_timeout_ms_} * 1000;
+  const uint64_t due = self->period_start_us_ + timeout_us;
+  if (now < due) {
+    self->armReadTimer(due, now);
+    return;
+  }
+  // As libevent did with a persistent event: the timeout repeats while nothing arrives.
+  self->period_start_us_ = now;
+  self->armReadTimer(now + timeout_us, now);
+  self->emit(BEV_EVENT_READING | BEV_EVENT_TIMEOUT);
 }
 
 void Transport::enableRead() {
@@ -241,7 +296,7 @@ void Transport::resumeIfDrained() {
   if (phase_ == Phase::kOpen && io_->hasPending()) event_active(&read_event_, EV_READ, 0);
 }
 
-void Transport::onReadable(evutil_socket_t, short what, void* arg) {
+void Transport::onReadable(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Transport*>(arg);
   switch (self->phase_) {
     case Phase::kHandshaking:
@@ -252,10 +307,8 @@ void Transport::onReadable(evutil_socket_t, short what, void* arg) {
     default:
       return;
   }
-  if ((what & EV_TIMEOUT) != 0) {
-    self->emit(BEV_EVENT_READING | BEV_EVENT_TIMEOUT);
-    return;
-  }
+  // Any readiness restarts the inactivity period (libevent re-added the timeout here).
+  if (self->period_timeout_ms_ != 0) self->period_start_us_ = monotonicUs();
   if (self->write_wants_read_) {
     self->write_wants_read_ = false;
     self->updateEvents();
@@ -276,33 +329,58 @@ void Transport::readOnce() {
     }
     if (options_.read_high_watermark - have < want) want = options_.read_high_watermark - have;
   }
+  // While reads stay small (requests and responses of a few hundred bytes) they go into a small
+  // reservation, a chain malloc serves from its per-thread cache, and the rest of the allowed
+  // size into the thread's scratch buffer, copied into input() only when more arrived. (A 16 KiB
+  // reservation is a 32 KiB chain, 16 KiB plus libevent's header rounded up to a power of two,
+  // from the main heap, freed again once the parser has drained it: twice per proxied request.)
+  // After a read that did not fit, the next kLargeReads reads go straight into a reservation of
+  // the whole size (a body streams, or responses are large: no copy).
+  const bool small = large_reads_left_ == 0 && want > kSmallRead;
+  // (A small read follows short reads, which set read_size_ back to kReadSize: the scratch
+  // buffer holds the rest. Kept so if that ever changes.)
+  if (small && want > kSmallRead + sizeof(t_scratch)) want = kSmallRead + sizeof(t_scratch);
   evbuffer_iovec vec[2];
-  int n_vec = evbuffer_reserve_space(input_, static_cast<ev_ssize_t>(want), vec, 2);
+  int n_vec =
+      evbuffer_reserve_space(input_, static_cast<ev_ssize_t>(small ? kSmallRead : want), vec, 2);
   if (n_vec <= 0) return;
-  iovec iov[2];
+  iovec iov[3];
   size_t left = want;  // reserve may hand out more than asked: read no more than allowed
   for (int i = 0; i < n_vec; ++i) {
     iov[i].iov_base = vec[i].iov_base;
     iov[i].iov_len = vec[i].iov_len < left ? vec[i].iov_len : left;
     left -= iov[i].iov_len;
   }
+  const size_t in_place = want - left;
+  int n_iov = n_vec;
+  if (left > 0) {
+    iov[n_iov].iov_base = t_scratch;
+    iov[n_iov].iov_len = left;
+    ++n_iov;
+  }
   size_t n = 0;
-  IoStatus st = io_->read(fd_, iov, n_vec, &n);
+  IoStatus st = io_->read(fd_, iov, n_iov, &n);
   if (st == IoStatus::kOk && n > 0) {
     if (n < want) {
       read_size_ = kReadSize;
     } else if (want == read_size_ && read_size_ < kMaxReadSize) {
       read_size_ *= 2;  // filled: more was waiting
     }
-    size_t rest = n;
+    size_t rest = n < in_place ? n : in_place;
     int used = 0;
     for (int i = 0; i < n_vec && rest > 0; ++i) {
-      size_t take = vec[i].iov_len < rest ? vec[i].iov_len : rest;
+      size_t take = iov[i].iov_len < rest ? iov[i].iov_len : rest;
       vec[i].iov_len = take;
       rest -= take;
       used = i + 1;
     }
     evbuffer_commit_space(input_, vec, used);
+    if (n > in_place) evbuffer_add(input_, t_scratch, n - in_place);
+    if (n > kSmallRead) {
+      large_reads_left_ = kLargeReads;
+    } else if (large_reads_left_ > 0) {
+      --large_reads_left_;
+    }
   } else {
     evbuffer_commit_space(input_, vec, 0);
   }
@@ -361,17 +439,10 @@ void Transport::onDeadline(evutil_socket_t, short, void* arg) {
              self->phase_ == Phase::kConnecting ? "connect timeout" : "handshake timeout");
 }
 
-void Transport::onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg) {
-  auto* self = static_cast<Transport*>(arg);
-  if (info->n_added == 0 || self->phase_ != Phase::kOpen || self->write_blocked_ ||
-      self->write_wants_read_) {
-    return;
-  }
-  event_active(&self->flush_event_, 0, 0);  // once, at the end of this loop turn
-}
-
 void Transport::onFlush(evutil_socket_t, short, void* arg) {
-  static_cast<Transport*>(arg)->flush();
+  auto* self = static_cast<Transport*>(arg);
+  self->flush_scheduled_ = false;  // bytes appended from here on schedule another flush
+  self->flush();
 }
 
 void Transport::flush() {
@@ -410,7 +481,16 @@ void Transport::stop() {
     deadline_armed_ = false;
   }
   event_del(&flush_event_);
+  flush_scheduled_ = false;
   updateEvents();
+  disarmReadTimer();
+}
+
+int Transport::releaseFd() {
+  stop();
+  int fd = fd_;
+  fd_ = -1;
+  return fd;
 }
 
 void Transport::resetOnClose() {

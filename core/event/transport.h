@@ -75,7 +75,17 @@ class Transport {
   void setHandlers(const Handlers& handlers) { handlers_ = handlers; }
 
   evbuffer* input() const { return input_; }
-  evbuffer* output() const { return output_; }
+  // The buffer to append bytes to. Asking for it schedules the flush: what it holds goes out at
+  // the end of this loop turn (no evbuffer callback runs on every change of the buffer). To look
+  // without writing, use outputLength().
+  evbuffer* output() {
+    if (!flush_scheduled_) {
+      flush_scheduled_ = true;
+      event_active(&flush_event_, 0, 0);
+    }
+    return output_;
+  }
+  size_t outputLength() const { return evbuffer_get_length(output_); }
   int fd() const { return fd_; }
   TransportIo& io() const { return *io_; }
   bool open() const { return phase_ == Phase::kOpen; }
@@ -85,7 +95,9 @@ class Transport {
   void enableRead();
   void disableRead();
   bool readEnabled() const { return read_enabled_; }
-  // Read inactivity timeout in ms (0 = none), from now, while reading is enabled.
+  // Read inactivity timeout in ms (0 = none), from now, while reading is enabled: READING|TIMEOUT
+  // after that long without a readiness event, then again every `ms` while nothing arrives.
+  // Setting the value in force again, or re-enabling reading, does not restart the period.
   void setReadTimeout(uint32_t ms);
   void setHighWatermark(size_t bytes) { options_.read_high_watermark = bytes; }
   // After the owner drained input(): resumes reading paused by the high watermark.
@@ -98,6 +110,10 @@ class Transport {
   // Stops all I/O and reports nothing more (the owner is closing); the socket closes with the
   // transport.
   void stop();
+  // Stops all I/O and gives the socket up: returns its fd, which the destructor then leaves
+  // open (-1 when there is none). For an owner that parks an idle connection without its
+  // buffers (proxy::DownstreamConnection); whatever input() and output() hold is dropped.
+  int releaseFd();
   // False when the peer closed an idle connection or sent bytes on it (pool reuse check).
   bool idleAndOpen() { return phase_ == Phase::kOpen && io_->idleAndOpen(fd_); }
 
@@ -107,8 +123,8 @@ class Transport {
   static void onReadable(evutil_socket_t, short what, void* arg);
   static void onWritable(evutil_socket_t, short what, void* arg);
   static void onDeadline(evutil_socket_t, short, void* arg);
+  static void onReadTimer(evutil_socket_t, short, void* arg);
   static void onFlush(evutil_socket_t, short, void* arg);
-  static void onOutputAdded(evbuffer*, const evbuffer_cb_info* info, void* arg);
 
   void finishConnect();
   void handshake();
@@ -116,6 +132,10 @@ class Transport {
   void flush();
   void fail(short what, std::string reason);
   void updateEvents();
+  // The read timer runs (a period starts now) / stops. Lazy: see transport.cc.
+  void startReadPeriod(uint32_t timeout_ms);
+  void armReadTimer(uint64_t due_us, uint64_t now_us);
+  void disarmReadTimer();  // the transport is dead
   void emit(short what) { handlers_.on_event(handlers_.arg, what); }
 
   event_base* base_;
@@ -125,16 +145,19 @@ class Transport {
   Handlers handlers_;
   evbuffer* input_;
   evbuffer* output_;
-  evbuffer_cb_entry* output_cb_ = nullptr;
   size_t read_size_ = 16 * 1024;  // bytes the next read asks for (see kReadSize in transport.cc)
   ::event read_event_;
   ::event write_event_;
   ::event flush_event_;
   ::event deadline_event_;
+  ::event read_timer_;  // the read inactivity timeout (lazily re-armed, see transport.cc)
   Phase phase_ = Phase::kHandshaking;
   std::string error_;
+  uint32_t large_reads_left_ = 0;  // readOnce reserves the whole size for this many more reads
   uint32_t read_timeout_ms_ = 0;
-  uint32_t armed_timeout_ms_ = 0;  // the timeout read_event_ was added with
+  uint32_t period_timeout_ms_ = 0;  // the read timeout of the running period (0: none runs)
+  uint64_t period_start_us_ = 0;    // monotonic µs: the last readiness event or (re)start
+  uint64_t timer_due_us_ = 0;       // monotonic µs read_timer_ is armed for (0: not armed)
   bool read_enabled_ = false;
   bool read_full_ = false;         // paused by the high watermark
   bool read_wants_write_ = false;  // TLS: a read must wait for the socket to be writable
@@ -144,6 +167,7 @@ class Transport {
   bool read_armed_ = false;
   bool write_armed_ = false;
   bool deadline_armed_ = false;
+  bool flush_scheduled_ = false;  // flush_event_ is active
 };
 
 }  // namespace sluice::event

@@ -19,7 +19,8 @@ Worker::Worker(uint32_t index)
     : index_(index),
       base_(event_base_new()),
       notifier_(std::make_unique<Notifier>(base_, [this] { runPosted(); })),
-      delete_event_(event_new(base_, -1, 0, &Worker::onDeferredDelete, this)) {
+      // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+      delete_event_(event_new(base_, -1, EV_PERSIST, &Worker::onDeferredDelete, this)) {
   if (getrandom(rng_, sizeof(rng_), 0) != static_cast<ssize_t>(sizeof(rng_))) {
     for (int i = 0; i < 4; ++i) rng_[i] = 0x9E3779B97F4A7C15ULL * (index + i + 1);
   }
@@ -31,6 +32,7 @@ Worker::~Worker() {
     join();
   }
   to_delete_.clear();
+  deleting_.clear();
   notifier_.reset();
   event_free(delete_event_);
   event_base_free(base_);
@@ -97,11 +99,11 @@ void Worker::runPosted() {
 
 void Worker::onDeferredDelete(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<Worker*>(arg);
-  // Deleting may defer more objects; loop until quiet.
+  // Deleting may defer more objects; loop until quiet. Both vectors keep their capacity (no
+  // allocation per deferred delete).
   while (!self->to_delete_.empty()) {
-    std::vector<std::unique_ptr<Deletable>> batch;
-    batch.swap(self->to_delete_);
-    batch.clear();
+    self->deleting_.swap(self->to_delete_);
+    self->deleting_.clear();
   }
 }
 

@@ -66,6 +66,7 @@ class Worker {
   std::mutex mutex_;
   std::vector<std::function<void()>> posted_;
   std::vector<std::unique_ptr<Deletable>> to_delete_;
+  std::vector<std::unique_ptr<Deletable>> deleting_;  // the batch being deleted
   std::thread thread_;
   uint64_t rng_[4];
 };

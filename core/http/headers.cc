@@ -1,6 +1,9 @@
 #include "core/http/headers.h"
 
+#include <algorithm>
 #include <array>
+#include <cstdint>
+#include <cstring>
 
 namespace sluice::http {
 namespace {
@@ -14,21 +17,6 @@ constexpr std::array<char, 256> kLower = makeLowerTable();
 
 inline char lower(char c) { return kLower[static_cast<unsigned char>(c)]; }
 
-// Every hop-by-hop name starts with one of these letters: a cheap first filter.
-inline bool mayBeHopByHop(std::string_view name) {
-  if (name.size() < 2) return false;
-  switch (lower(name[0])) {
-    case 'c':
-    case 'k':
-    case 'p':
-    case 't':
-    case 'u':
-      return true;
-    default:
-      return false;
-  }
-}
-
 constexpr std::array<bool, 256> makeTcharTable() {
   std::array<bool, 256> t{};
   for (int c = '0'; c <= '9'; ++c) t[c] = true;
@@ -39,21 +27,231 @@ constexpr std::array<bool, 256> makeTcharTable() {
 }
 constexpr std::array<bool, 256> kTchar = makeTcharTable();
 
-constexpr std::string_view kHopByHop[] = {"connection", "keep-alive",        "proxy-connection",
-                                          "te",         "transfer-encoding", "upgrade",
-                                          "trailer"};
-// Fields a Connection header may not make us drop.
-constexpr std::string_view kProtected[] = {
-    "host", "content-length", "authorization", "proxy-authorization", "cookie", "x-forwarded-for"};
+// The interned names, lower case, in HeaderId order.
+constexpr std::string_view kIdNames[] = {
+    "",
+    "accept",
+    "accept-encoding",
+    "accept-language",
+    "accept-ranges",
+    "age",
+    "authorization",
+    "cache-control",
+    "connection",
+    "content-encoding",
+    "content-length",
+    "content-type",
+    "cookie",
+    "date",
+    "etag",
+    "expect",
+    "expires",
+    "forwarded",
+    "host",
+    "if-modified-since",
+    "if-none-match",
+    "keep-alive",
+    "last-modified",
+    "location",
+    "origin",
+    "pragma",
+    "proxy-authorization",
+    "proxy-connection",
+    "range",
+    "referer",
+    "retry-after",
+    "server",
+    "set-cookie",
+    "te",
+    "trailer",
+    "transfer-encoding",
+    "upgrade",
+    "user-agent",
+    "vary",
+    "via",
+    "x-forwarded-for",
+    "x-forwarded-host",
+    "x-forwarded-proto",
+    "x-real-ip",
+    "x-request-id",
+};
+// The usual spellings, in HeaderId order.
+constexpr std::string_view kIdSpellings[] = {
+    "",
+    "Accept",
+    "Accept-Encoding",
+    "Accept-Language",
+    "Accept-Ranges",
+    "Age",
+    "Authorization",
+    "Cache-Control",
+    "Connection",
+    "Content-Encoding",
+    "Content-Length",
+    "Content-Type",
+    "Cookie",
+    "Date",
+    "ETag",
+    "Expect",
+    "Expires",
+    "Forwarded",
+    "Host",
+    "If-Modified-Since",
+    "If-None-Match",
+    "Keep-Alive",
+    "Last-Modified",
+    "Location",
+    "Origin",
+    "Pragma",
+    "Proxy-Authorization",
+    "Proxy-Connection",
+    "Range",
+    "Referer",
+    "Retry-After",
+    "Server",
+    "Set-Cookie",
+    "TE",
+    "Trailer",
+    "Transfer-Encoding",
+    "Upgrade",
+    "User-Agent",
+    "Vary",
+    "Via",
+    "X-Forwarded-For",
+    "X-Forwarded-Host",
+    "X-Forwarded-Proto",
+    "X-Real-IP",
+    "X-Request-Id",
+};
+static_assert(std::size(kIdSpellings) == std::size(kIdNames), "one spelling per name");
 
-bool inList(std::string_view name, const std::string_view* list, size_t n) {
-  for (size_t i = 0; i < n; ++i) {
-    if (equalsIgnoreCase(name, list[i])) return true;
+constexpr size_t kIdCount = static_cast<size_t>(HeaderId::kCount);
+static_assert(std::size(kIdNames) == kIdCount, "kIdNames must list every HeaderId in order");
+static_assert(kIdCount <= 64, "HeaderId sets are 64-bit masks");
+
+constexpr size_t kMaxIdNameLength = 19;
+
+// A perfect hash of the interned names over their length and first and last bytes (| 0x20:
+// lower case for letters); a lookup then compares against one name at most. A new name that
+// collides fails to compile here: change the multipliers.
+constexpr size_t kSlots = 128;
+constexpr size_t slotOf(size_t len, char first, char last) {
+  return (len + static_cast<unsigned char>(first | 0x20) * 34u +
+          static_cast<unsigned char>(last | 0x20) * 3u) &
+         (kSlots - 1);
+}
+struct Slots {
+  uint8_t id[kSlots] = {};
+};
+constexpr Slots makeSlots() {
+  Slots t;
+  for (size_t id = 1; id < kIdCount; ++id) {
+    std::string_view n = kIdNames[id];
+    if (n.size() < 2 || n.size() > kMaxIdNameLength) throw "interned name length out of range";
+    size_t slot = slotOf(n.size(), n.front(), n.back());
+    if (t.id[slot] != 0) throw "interned names collide in the slot table";
+    t.id[slot] = static_cast<uint8_t>(id);
   }
-  return false;
+  return t;
+}
+constexpr Slots kSlotTable = makeSlots();
+
+// Case-folding masks of the interned names: 0x20 under each letter, 0 under anything else, so
+// that (byte | mask) == literal byte holds exactly for either case of a letter and only for
+// the byte itself elsewhere ('-' | 0x20 would also match CR).
+constexpr size_t kMaskStride = kMaxIdNameLength + 1;
+struct FoldMasks {
+  char bytes[kIdCount][kMaskStride] = {};
+};
+constexpr FoldMasks makeFoldMasks() {
+  FoldMasks m;
+  for (size_t id = 1; id < kIdCount; ++id) {
+    for (size_t i = 0; i < kIdNames[id].size(); ++i) {
+      char c = kIdNames[id][i];
+      m.bytes[id][i] = c >= 'a' && c <= 'z' ? 0x20 : 0;
+    }
+  }
+  return m;
+}
+constexpr FoldMasks kFoldMasks = makeFoldMasks();
+
+template <typename Word>
+inline Word load(const char* p) {
+  Word w;
+  std::memcpy(&w, p, sizeof(w));
+  return w;
 }
 
+// One piece of the comparison: the Word at offset `at` of name, folded, equals the literal's.
+template <typename Word>
+inline bool foldedEqualAt(const char* name, const char* lit, const char* mask, size_t at) {
+  return (load<Word>(name + at) | load<Word>(mask + at)) == load<Word>(lit + at);
+}
+
+// `name` (len >= 2 bytes) equals the interned name `lit` of the same length in any case. Reads
+// whole words within [0, len) only: the last word overlaps the one before it when len is not a
+// multiple of its size.
+inline bool foldedEqual(const char* name, const char* lit, const char* mask, size_t len) {
+  if (len >= 8) {
+    for (size_t i = 0; i + 8 < len; i += 8) {
+      if (!foldedEqualAt<uint64_t>(name, lit, mask, i)) return false;
+    }
+    return foldedEqualAt<uint64_t>(name, lit, mask, len - 8);
+  }
+  if (len >= 4) {
+    return foldedEqualAt<uint32_t>(name, lit, mask, 0) &&
+           foldedEqualAt<uint32_t>(name, lit, mask, len - 4);
+  }
+  return foldedEqualAt<uint16_t>(name, lit, mask, 0) &&
+         foldedEqualAt<uint16_t>(name, lit, mask, len - 2);
+}
+
+constexpr uint64_t bit(HeaderId id) { return uint64_t{1} << static_cast<unsigned>(id); }
+
+constexpr uint64_t kHopByHopMask = bit(HeaderId::kConnection) | bit(HeaderId::kKeepAlive) |
+                                   bit(HeaderId::kProxyConnection) | bit(HeaderId::kTe) |
+                                   bit(HeaderId::kTransferEncoding) | bit(HeaderId::kUpgrade) |
+                                   bit(HeaderId::kTrailer);
+// Fields a Connection header may not make us drop.
+constexpr uint64_t kProtectedMask =
+    bit(HeaderId::kHost) | bit(HeaderId::kContentLength) | bit(HeaderId::kAuthorization) |
+    bit(HeaderId::kProxyAuthorization) | bit(HeaderId::kCookie) | bit(HeaderId::kXForwardedFor);
+
+// SWAR: a 0x80 bit in each byte of `w` that is below 0x20 or is 0x7f (may also flag a byte
+// next to one that is, through borrows; callers recheck a flagged word byte by byte).
+inline uint64_t controlBytes(uint64_t w) {
+  constexpr uint64_t kOnes = 0x0101010101010101ULL;
+  constexpr uint64_t kHigh = 0x8080808080808080ULL;
+  uint64_t below_space = (w - kOnes * 0x20) & ~w;
+  uint64_t x = w ^ (kOnes * 0x7f);
+  uint64_t del = (x - kOnes) & ~x;
+  return (below_space | del) & kHigh;
+}
+
+inline bool fieldValueByte(unsigned char c) { return (c >= 0x20 && c != 0x7f) || c == '\t'; }
+
 }  // namespace
+
+HeaderId headerId(std::string_view name) {
+  const size_t len = name.size();
+  if (len < 2 || len > kMaxIdNameLength) return HeaderId::kOther;  // "te" is the shortest
+  const uint8_t id = kSlotTable.id[slotOf(len, name.front(), name.back())];
+  if (id == 0 || kIdNames[id].size() != len ||
+      !foldedEqual(name.data(), kIdNames[id].data(), kFoldMasks.bytes[id], len)) {
+    return HeaderId::kOther;
+  }
+  return static_cast<HeaderId>(id);
+}
+
+std::string_view headerIdSpelling(HeaderId id) {
+  size_t i = static_cast<size_t>(id);
+  return i < kIdCount ? kIdSpellings[i] : std::string_view();
+}
+
+std::string_view headerIdName(HeaderId id) {
+  size_t i = static_cast<size_t>(id);
+  return i < kIdCount ? kIdNames[i] : std::string_view();
+}
 
 bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   if (a.size() != b.size()) return false;
@@ -63,75 +261,179 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool isHopByHop(std::string_view name) { return inList(name, kHopByHop, std::size(kHopByHop)); }
+bool isHopByHop(HeaderId id) { return (kHopByHopMask & bit(id)) != 0; }
+bool isHopByHop(std::string_view name) { return isHopByHop(headerId(name)); }
 
 bool isToken(std::string_view s) {
   if (s.empty()) return false;
-  for (char c : s) {
-    if (!kTchar[static_cast<unsigned char>(c)]) return false;
+  const char* p = s.data();
+  const char* end = p + s.size();
+  // Eight bytes per branch: the table lookups are and-ed together.
+  for (; end - p >= 8; p += 8) {
+    bool ok = true;
+    for (int i = 0; i < 8; ++i) ok &= kTchar[static_cast<unsigned char>(p[i])];
+    if (!ok) return false;
+  }
+  for (; p < end; ++p) {
+    if (!kTchar[static_cast<unsigned char>(*p)]) return false;
   }
   return true;
 }
 
 bool isFieldValue(std::string_view s) {
-  if (!s.empty() &&
-      (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t')) {
-    return false;
+  if (s.empty()) return true;
+  if (s.front() == ' ' || s.front() == '\t' || s.back() == ' ' || s.back() == '\t') return false;
+  const char* p = s.data();
+  const size_t n = s.size();
+  if (n < 8) {
+    for (size_t i = 0; i < n; ++i) {
+      if (!fieldValueByte(static_cast<unsigned char>(p[i]))) return false;
+    }
+    return true;
   }
-  for (char ch : s) {
-    auto c = static_cast<unsigned char>(ch);
-    if ((c < 0x20 && c != '\t') || c == 0x7f) return false;
+  // Eight bytes at a time, the last word overlapping the one before it; a word with a candidate
+  // control byte (HTAB is one) is checked byte by byte.
+  for (size_t i = 0;; i += 8) {
+    if (i + 8 > n) i = n - 8;
+    uint64_t w;
+    std::memcpy(&w, p + i, 8);
+    if (controlBytes(w) != 0) {
+      for (size_t j = i; j < i + 8; ++j) {
+        if (!fieldValueByte(static_cast<unsigned char>(p[j]))) return false;
+      }
+    }
+    if (i + 8 == n) return true;
   }
-  return true;
 }
 
+namespace {
+
+// Per thread: field vectors of kReservedFields capacity, empty, from destroyed maps. Bounded:
+// at most kSpares KiB idle per thread. `t_spares` is a plain pointer, readable at any time
+// (also while the thread exits, after the list itself is gone: then it is null).
+constexpr size_t kSpares = 16;
+struct SpareVectors;
+thread_local SpareVectors* t_spares = nullptr;
+struct SpareVectors {
+  std::vector<HeaderField> v[kSpares];
+  size_t n = 0;
+  SpareVectors() { t_spares = this; }
+  ~SpareVectors() { t_spares = nullptr; }
+};
+SpareVectors& spareVectors() {
+  thread_local SpareVectors spares;
+  return spares;
+}
+
+}  // namespace
+
+void HeaderMap::recycle() noexcept {
+  SpareVectors* spares = t_spares;
+  if (spares == nullptr || spares->n == kSpares || fields_.capacity() != kReservedFields) return;
+  fields_.clear();
+  spares->v[spares->n++].swap(fields_);
+}
+
+HeaderMap& HeaderMap::operator=(HeaderMap&& other) noexcept {
+  if (this != &other) {
+    recycle();
+    fields_ = std::move(other.fields_);
+  }
+  return *this;
+}
+
+void HeaderMap::reserve() {
+  if (fields_.capacity() >= kReservedFields) return;
+  SpareVectors& spares = t_spares != nullptr ? *t_spares : spareVectors();
+  if (spares.n > 0 && fields_.empty()) {
+    fields_.swap(spares.v[--spares.n]);
+    return;
+  }
+  fields_.reserve(kReservedFields);
+}
+
+bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) {
+  return id != HeaderId::kOther ? f.id == id
+                                : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);
+}
+
+// Appending makes the strings before the vector may move: `name` or `value` can be a view of
+// one of its fields (a filter copying a field).
 void HeaderMap::add(std::string_view name, std::string_view value) {
-  fields_.push_back(HeaderField{std::string(name), std::string(value)});
+  fields_.push_back(HeaderField{std::string(name), std::string(value), headerId(name)});
 }
 
 void HeaderMap::set(std::string_view name, std::string_view value) {
-  bool done = false;
-  for (auto it = fields_.begin(); it != fields_.end();) {
-    if (equalsIgnoreCase(it->name, name)) {
-      if (!done) {
-        it->value.assign(value.data(), value.size());
-        done = true;
-        ++it;
-      } else {
-        it = fields_.erase(it);
-      }
-    } else {
-      ++it;
-    }
-  }
-  if (!done) add(name, value);
+  setNamed(headerId(name), name, value);
 }
 
-size_t HeaderMap::remove(std::string_view name) {
-  size_t before = fields_.size();
-  for (auto it = fields_.begin(); it != fields_.end();) {
-    it = equalsIgnoreCase(it->name, name) ? fields_.erase(it) : it + 1;
+void HeaderMap::set(HeaderId id, std::string_view value) {
+  if (id != HeaderId::kOther) setNamed(id, headerIdSpelling(id), value);
+}
+
+void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view value) {
+  auto it = std::find_if(fields_.begin(), fields_.end(),
+                         [&](const HeaderField& f) { return named(f, id, name); });
+  if (it == fields_.end()) {
+    fields_.push_back(HeaderField{std::string(name), std::string(value), id});  // as in add()
+    return;
   }
+  it->value.assign(value.data(), value.size());
+  // Later fields of that name go; the first keeps its place.
+  fields_.erase(std::remove_if(it + 1, fields_.end(),
+                               [&](const HeaderField& f) { return named(f, id, name); }),
+                fields_.end());
+}
+
+size_t HeaderMap::remove(std::string_view name) { return removeNamed(headerId(name), name); }
+
+size_t HeaderMap::remove(HeaderId id) {
+  return id == HeaderId::kOther ? 0 : removeNamed(id, headerIdName(id));
+}
+
+size_t HeaderMap::removeNamed(HeaderId id, std::string_view name) {
+  size_t before = fields_.size();
+  fields_.erase(std::remove_if(fields_.begin(), fields_.end(),
+                               [&](const HeaderField& f) { return named(f, id, name); }),
+                fields_.end());
   return before - fields_.size();
 }
 
 const std::string* HeaderMap::get(std::string_view name, size_t index) const {
+  const HeaderId id = headerId(name);
   for (const auto& f : fields_) {
-    if (equalsIgnoreCase(f.name, name) && index-- == 0) return &f.value;
+    if (named(f, id, name) && index-- == 0) return &f.value;
+  }
+  return nullptr;
+}
+
+const std::string* HeaderMap::get(HeaderId id, size_t index) const {
+  if (id == HeaderId::kOther) return nullptr;
+  for (const auto& f : fields_) {
+    if (f.id == id && index-- == 0) return &f.value;
   }
   return nullptr;
 }
 
 size_t HeaderMap::count(std::string_view name) const {
+  const HeaderId id = headerId(name);
   size_t n = 0;
-  for (const auto& f : fields_) n += equalsIgnoreCase(f.name, name) ? 1 : 0;
+  for (const auto& f : fields_) n += named(f, id, name) ? 1 : 0;
+  return n;
+}
+
+size_t HeaderMap::count(HeaderId id) const {
+  if (id == HeaderId::kOther) return 0;
+  size_t n = 0;
+  for (const auto& f : fields_) n += f.id == id ? 1 : 0;
   return n;
 }
 
 bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
+  const HeaderId id = headerId(name);
   bool found = false;
   for (const auto& f : fields_) {
-    if (!equalsIgnoreCase(f.name, name)) continue;
+    if (!named(f, id, name)) continue;
     forEachListElement(f.value, [&](std::string_view el) {
       if (equalsIgnoreCase(el, token)) found = true;
     });
@@ -140,19 +442,29 @@ bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
 }
 
 void stripHopByHop(HeaderMap& headers) {
-  std::vector<std::string> named;
+  uint64_t drop = kHopByHopMask;
+  std::vector<std::string> named;  // names Connection lists that are not interned (rare)
   for (const auto& f : headers.fields()) {
-    if (f.name.size() != 10 || !equalsIgnoreCase(f.name, "connection")) continue;
+    if (f.id != HeaderId::kConnection) continue;
     forEachListElement(f.value, [&](std::string_view el) {
-      if (!inList(el, kProtected, std::size(kProtected))) named.emplace_back(el);
+      HeaderId id = headerId(el);
+      if (id == HeaderId::kOther) {
+        named.emplace_back(el);  // protected names are all interned
+      } else if ((kProtectedMask & bit(id)) == 0) {
+        drop |= bit(id);
+      }
     });
   }
   auto& fields = headers.mutableFields();
-  for (auto it = fields.begin(); it != fields.end();) {
-    bool drop = mayBeHopByHop(it->name) && isHopByHop(it->name);
-    for (size_t i = 0; !drop && i < named.size(); ++i) drop = equalsIgnoreCase(it->name, named[i]);
-    it = drop ? fields.erase(it) : it + 1;
-  }
+  fields.erase(std::remove_if(fields.begin(), fields.end(),
+                              [&](const HeaderField& f) {
+                                if (f.id != HeaderId::kOther) return (drop & bit(f.id)) != 0;
+                                for (const auto& n : named) {
+                                  if (equalsIgnoreCase(f.name, n)) return true;
+                                }
+                                return false;
+                              }),
+               fields.end());
 }
 
 }  // namespace sluice::http

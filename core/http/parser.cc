@@ -7,12 +7,16 @@ namespace {
 
 Parser* self(llhttp_t* p) { return static_cast<Parser*>(p->data); }
 
+inline bool isOws(char c) { return c == ' ' || c == '\t'; }
+
 void trimOws(std::string& s) {
+  if (s.empty() || (!isOws(s.front()) && !isOws(s.back()))) return;  // the usual case
   size_t b = 0;
-  while (b < s.size() && (s[b] == ' ' || s[b] == '\t')) ++b;
+  while (b < s.size() && isOws(s[b])) ++b;
   size_t e = s.size();
-  while (e > b && (s[e - 1] == ' ' || s[e - 1] == '\t')) --e;
-  if (b != 0 || e != s.size()) s = s.substr(b, e - b);
+  while (e > b && isOws(s[e - 1])) --e;
+  s.erase(e);
+  s.erase(0, b);
 }
 
 }  // namespace
@@ -113,9 +117,10 @@ void Parser::resume() {
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
   s->head_.clear();
-  // The head is handed over (swapped) to its stream, so capacity does not carry over: one
-  // allocation up front instead of the vector's regrowth per header.
-  s->head_.headers.mutableFields().reserve(16);
+  // Room for the fields up front instead of the vector's regrowth per header; a spare vector
+  // of this thread when there is one (the head is handed over to its stream, so capacity does
+  // not carry over from the previous message).
+  s->head_.headers.reserve();
   s->in_message_ = true;
   s->header_state_ = HeaderState::kNone;
   s->header_bytes_ = 0;
@@ -142,13 +147,24 @@ int Parser::onStatus(llhttp_t* p, const char* at, size_t len) {
 bool Parser::addHeaderBytes(size_t len) {
   header_bytes_ += len;
   if (limits_.max_header_bytes != 0 && header_bytes_ > limits_.max_header_bytes) {
-    limit_exceeded_ = true;
-    fail(type_ == Type::kRequest ? 431 : 502,
-         type_ == Type::kRequest ? "header section larger than limits.max_header_bytes"
-                                 : "header section larger than max_response_header_bytes");
+    failHeaderLimit("header section larger than limits.max_header_bytes",
+                    "header section larger than max_response_header_bytes");
     return false;
   }
   return true;
+}
+
+// The failures are out of line (and cold): the callbacks' hot paths stay small.
+int Parser::failSyntax(const char* reason) {
+  fail(type_ == Type::kRequest ? 400 : 502, reason);
+  return -1;
+}
+
+int Parser::failHeaderLimit(const char* request_reason, const char* response_reason) {
+  limit_exceeded_ = true;
+  fail(type_ == Type::kRequest ? 431 : 502,
+       type_ == Type::kRequest ? request_reason : response_reason);
+  return -1;
 }
 
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -157,11 +173,8 @@ int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   auto& fields = s->head_.headers.mutableFields();
   if (s->header_state_ != HeaderState::kField) {
     if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
-      s->limit_exceeded_ = true;
-      s->fail(s->type_ == Type::kRequest ? 431 : 502,
-              s->type_ == Type::kRequest ? "more header fields than limits.max_header_count"
-                                         : "more header fields than max_response_header_count");
-      return -1;
+      return s->failHeaderLimit("more header fields than limits.max_header_count",
+                                "more header fields than max_response_header_count");
     }
     fields.emplace_back();
     s->header_state_ = HeaderState::kField;
@@ -175,18 +188,14 @@ int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
   if (len == 0) return 0;  // an empty value (RFC 9110 §5.5 allows it) may come as an empty span
   if (s->header_state_ == HeaderState::kValueDone || s->header_state_ == HeaderState::kNone) {
     // A value continuing after the field ended is an obsolete line folding (RFC 9112 §5.2).
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
-    return -1;
+    return s->failSyntax("obsolete line folding (obs-fold)");
   }
   // llhttp hands a folded continuation line to this callback as more value; it is the only
   // way a value piece can follow a line feed directly (RFC 9112 §5.2: obs-fold is refused).
   const char* b = at;
   while (b > s->exec_begin_ && (b[-1] == ' ' || b[-1] == '\t')) --b;
   char before = b > s->exec_begin_ ? b[-1] : s->prev_last_byte_;
-  if (before == '\n') {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "obsolete line folding (obs-fold)");
-    return -1;
-  }
+  if (before == '\n') return s->failSyntax("obsolete line folding (obs-fold)");
   if (!s->addHeaderBytes(len)) return -1;
   s->header_state_ = HeaderState::kValue;
   s->head_.headers.mutableFields().back().value.append(at, len);
@@ -197,22 +206,48 @@ int Parser::onHeaderValueComplete(llhttp_t* p) {
   Parser* s = self(p);
   auto& fields = s->head_.headers.mutableFields();
   if (s->header_state_ == HeaderState::kNone || fields.empty()) {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
-    return -1;
+    return s->failSyntax("empty header field name");
   }
   s->header_state_ = HeaderState::kValueDone;
   HeaderField& f = fields.back();
   trimOws(f.value);
   // llhttp (strict) has checked tchar names and field-value characters (no CTLs but HTAB,
   // no DEL); the one thing it lets through is an empty name.
-  if (f.name.empty()) {
-    s->fail(s->type_ == Type::kRequest ? 400 : 502, "empty header field name");
-    return -1;
-  }
+  if (f.name.empty()) return s->failSyntax("empty header field name");
+  f.id = headerId(f.name);
   return 0;
 }
 
-int Parser::checkHead() {
+Parser::FieldFacts Parser::fieldFacts() const {
+  FieldFacts facts;
+  for (const HeaderField& f : head_.headers.fields()) {
+    switch (f.id) {
+      case HeaderId::kHost:
+        ++facts.hosts;
+        break;
+      case HeaderId::kConnection:
+        forEachListElement(f.value, [&](std::string_view el) {
+          if (equalsIgnoreCase(el, "close")) {
+            facts.close = true;
+          } else if (equalsIgnoreCase(el, "keep-alive")) {
+            facts.keep_alive = true;
+          }
+        });
+        break;
+      case HeaderId::kTransferEncoding:
+        if (facts.transfer_encodings++ == 0) facts.transfer_encoding = &f.value;
+        break;
+      case HeaderId::kContentLength:
+        facts.content_length = true;
+        break;
+      default:
+        break;
+    }
+  }
+  return facts;
+}
+
+int Parser::checkHead(const FieldFacts& facts) {
   const bool request = type_ == Type::kRequest;
   if (header_state_ == HeaderState::kField) {
     fail(request ? 400 : 502, "header field without a value");
@@ -228,9 +263,8 @@ int Parser::checkHead() {
   // plus "Connection: close" (two fields or one list) would persist. A close token in any
   // Connection field, in any case, wins for both versions; 1.0 persists only when asked for.
   // llhttp's answer still counts for what it alone knows (a close-delimited response body).
-  const bool close = head_.headers.hasToken("connection", "close");
-  const bool asked = parser_.http_minor == 1 || head_.headers.hasToken("connection", "keep-alive");
-  head_.keep_alive = !close && asked && llhttp_should_keep_alive(&parser_) != 0;
+  const bool asked = parser_.http_minor == 1 || facts.keep_alive;
+  head_.keep_alive = !facts.close && asked && llhttp_should_keep_alive(&parser_) != 0;
   if (!request) {
     head_.status = parser_.status_code;
     return 0;
@@ -242,36 +276,34 @@ int Parser::checkHead() {
     fail(501, "CONNECT is not supported");
     return -1;
   }
-  size_t hosts = head_.headers.count("host");
-  if (hosts > 1) {
+  if (facts.hosts > 1) {
     fail(400, "more than one Host header");
     return -1;
   }
-  if (hosts == 0 && head_.version_minor == 1) {
+  if (facts.hosts == 0 && head_.version_minor == 1) {
     fail(400, "missing Host header in an HTTP/1.1 request");
     return -1;
   }
   return 0;
 }
 
-int Parser::checkFraming() {
+int Parser::checkFraming(const FieldFacts& facts) {
   const bool request = type_ == Type::kRequest;
   const uint32_t bad = request ? 400 : 502;
-  size_t te = head_.headers.count("transfer-encoding");
-  if (te > 0) {
+  if (facts.transfer_encodings > 0) {
     if (head_.version_minor == 0) {
       fail(bad, "Transfer-Encoding in an HTTP/1.0 message");
       return -1;
     }
-    if (te != 1 || !equalsIgnoreCase(*head_.headers.get("transfer-encoding"), "chunked")) {
+    if (facts.transfer_encodings != 1 || !equalsIgnoreCase(*facts.transfer_encoding, "chunked")) {
       fail(bad, "Transfer-Encoding other than exactly \"chunked\"");
       return -1;
     }
-    head_.headers.remove("transfer-encoding");
+    head_.headers.remove(HeaderId::kTransferEncoding);
     head_.framing = Framing::kChunked;
     return 0;
   }
-  if (head_.headers.has("content-length")) {  // llhttp has checked digits-only and unique
+  if (facts.content_length) {  // llhttp has checked digits-only and unique
     head_.framing = Framing::kContentLength;
     head_.content_length = parser_.content_length;
     if (request && limits_.max_body_bytes != 0 && head_.content_length > limits_.max_body_bytes) {
@@ -291,7 +323,8 @@ int Parser::checkFraming() {
 
 int Parser::onHeadersComplete(llhttp_t* p) {
   Parser* s = self(p);
-  if (s->checkHead() != 0 || s->checkFraming() != 0) return -1;
+  const FieldFacts facts = s->fieldFacts();
+  if (s->checkHead(facts) != 0 || s->checkFraming(facts) != 0) return -1;
   if (s->type_ == Type::kResponse) {
     uint32_t st = s->head_.status;
     if (st < 100 || st > 599) {

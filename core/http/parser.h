@@ -104,9 +104,24 @@ class Parser {
   static int onMessageComplete(llhttp_t* p);
   static const llhttp_settings_t& settings();
 
-  int checkHead();
-  int checkFraming();
+  // What the codec's checks need from the fields, gathered in one pass over them.
+  struct FieldFacts {
+    size_t hosts = 0;
+    size_t transfer_encodings = 0;
+    const std::string* transfer_encoding = nullptr;  // the first one's value
+    bool content_length = false;
+    bool close = false;       // some Connection field lists "close"
+    bool keep_alive = false;  // some Connection field lists "keep-alive"
+  };
+  FieldFacts fieldFacts() const;
+  int checkHead(const FieldFacts& facts);
+  int checkFraming(const FieldFacts& facts);
   bool addHeaderBytes(size_t len);
+  // fail() with 400 (request) or 502 (response); returns -1.
+  [[gnu::cold, gnu::noinline]] int failSyntax(const char* reason);
+  // fail() with 431 (request) or 502 (response) for a header limit; returns -1.
+  [[gnu::cold, gnu::noinline]] int failHeaderLimit(const char* request_reason,
+                                                   const char* response_reason);
 
   llhttp_t parser_;
   Type type_;
@@ -115,7 +130,7 @@ class Parser {
   MessageHead head_;
   bool in_message_ = false;
   bool limit_exceeded_ = false;
-  bool upgrade_paused_ = false;  // paused by llhttp after an Upgrade/101 message
+  bool upgrade_paused_ = false;   // paused by llhttp after an Upgrade/101 message
   bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;

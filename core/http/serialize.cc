@@ -1,64 +1,153 @@
 #include "core/http/serialize.h"
 
-#include <string>
-
+#include <cstdio>
+#include <cstring>
 
 namespace sluice::http {
 namespace {
 
-bool isFramingField(std::string_view name) {
-  return equalsIgnoreCase(name, "content-length") || equalsIgnoreCase(name, "transfer-encoding");
+bool isFramingField(const HeaderField& f) {
+  return f.id == HeaderId::kContentLength || f.id == HeaderId::kTransferEncoding;
 }
 
-void appendFields(std::string& s, const HeaderMap& headers) {
-  for (const auto& f : headers.fields()) {
-    if (isFramingField(f.name)) continue;
-    s.append(f.name).append(": ").append(f.value).append("\r\n");
+// Decimal digits of v, written backwards ending at `end`; returns the first digit.
+char* formatDecimal(uint64_t v, char* end) {
+  char* p = end;
+  do {
+    *--p = static_cast<char>('0' + v % 10);
+    v /= 10;
+  } while (v != 0);
+  return p;
+}
+
+// Builds one head: its size is summed first (an upper bound), then the bytes are written in one
+// go — into a stack buffer handed to evbuffer_add when the head fits it (the common case, and
+// cheaper than libevent's reserve/commit pair), else straight into the buffer's reserved free
+// space. Never an intermediate std::string.
+class HeadWriter {
+ public:
+  explicit HeadWriter(size_t size) : size_(size) {}
+
+  static size_t fieldsSize(const HeaderMap& headers) {
+    size_t n = 0;
+    for (const auto& f : headers.fields()) {
+      if (!isFramingField(f)) n += f.name.size() + f.value.size() + 4;  // ": " and CRLF
+    }
+    return n;
   }
+
+  // Finds room for the head; false when libevent could not allocate it.
+  bool begin(evbuffer* out) {
+    out_ = out;
+    if (size_ <= sizeof(stack_)) {
+      p_ = start_ = stack_;
+      return true;
+    }
+    if (evbuffer_reserve_space(out, static_cast<ev_ssize_t>(size_), &vec_, 1) < 1 ||
+        vec_.iov_len < size_) {
+      return false;
+    }
+    p_ = start_ = static_cast<char*>(vec_.iov_base);
+    reserved_ = true;
+    return true;
+  }
+  void put(std::string_view s) {
+    std::memcpy(p_, s.data(), s.size());
+    p_ += s.size();
+  }
+  void putDecimal(uint64_t v) {
+    char digits[20];
+    char* end = digits + sizeof(digits);
+    char* first = formatDecimal(v, end);
+    put(std::string_view(first, static_cast<size_t>(end - first)));
+  }
+  void putFields(const HeaderMap& headers) {
+    for (const auto& f : headers.fields()) {
+      if (isFramingField(f)) continue;
+      put(f.name);
+      put(": ");
+      put(f.value);
+      put("\r\n");
+    }
+  }
+  void commit() {
+    const auto len = static_cast<size_t>(p_ - start_);
+    if (!reserved_) {
+      evbuffer_add(out_, start_, len);
+      return;
+    }
+    vec_.iov_len = len;
+    evbuffer_commit_space(out_, &vec_, 1);
+  }
+
+ private:
+  size_t size_;
+  evbuffer* out_ = nullptr;
+  evbuffer_iovec vec_{};
+  bool reserved_ = false;
+  char* start_ = nullptr;
+  char* p_ = nullptr;
+  char stack_[2048];
+};
+
+constexpr std::string_view kContentLength = "Content-Length: ";
+constexpr std::string_view kChunked = "Transfer-Encoding: chunked\r\n";
+constexpr size_t kMaxDecimal = 20;  // digits of a uint64_t
+
+size_t framingSize(Framing framing) {
+  if (framing == Framing::kContentLength) return kContentLength.size() + kMaxDecimal + 2;
+  return framing == Framing::kChunked ? kChunked.size() : 0;
 }
 
-void appendFraming(std::string& s, Framing framing, uint64_t content_length) {
+void putFraming(HeadWriter& w, Framing framing, uint64_t content_length) {
   if (framing == Framing::kContentLength) {
-    s.append("Content-Length: ").append(std::to_string(content_length)).append("\r\n");
+    w.put(kContentLength);
+    w.putDecimal(content_length);
+    w.put("\r\n");
   } else if (framing == Framing::kChunked) {
-    s.append("Transfer-Encoding: chunked\r\n");
+    w.put(kChunked);
   }
-}
-
-// A per-thread scratch string keeps head serialisation allocation-free in steady state.
-std::string& scratch() {
-  thread_local std::string s;
-  s.clear();
-  return s;
 }
 
 }  // namespace
 
 void writeRequestHead(evbuffer* out, std::string_view method, std::string_view target,
                       const HeaderMap& headers, Framing framing, uint64_t content_length) {
-  std::string& s = scratch();
-  s.append(method).append(" ").append(target).append(" HTTP/1.1\r\n");
-  appendFields(s, headers);
-  appendFraming(s, framing, content_length);
-  s.append("\r\n");
-  evbuffer_add(out, s.data(), s.size());
+  constexpr std::string_view kVersion = " HTTP/1.1\r\n";
+  HeadWriter w(method.size() + 1 + target.size() + kVersion.size() +
+               HeadWriter::fieldsSize(headers) + framingSize(framing) + 2);
+  if (!w.begin(out)) return;
+  w.put(method);
+  w.put(" ");
+  w.put(target);
+  w.put(kVersion);
+  w.putFields(headers);
+  putFraming(w, framing, content_length);
+  w.put("\r\n");
+  w.commit();
 }
 
 void writeResponseHead(evbuffer* out, uint32_t status, std::string_view reason,
                        const HeaderMap& headers, Framing framing, uint64_t content_length,
                        bool close, bool http10_keep_alive) {
-  std::string& s = scratch();
+  constexpr std::string_view kVersion = "HTTP/1.1 ";
+  constexpr std::string_view kClose = "Connection: close\r\n";
+  constexpr std::string_view kKeepAlive = "Connection: keep-alive\r\n";
   if (reason.empty()) reason = reasonPhrase(status);
-  s.append("HTTP/1.1 ").append(std::to_string(status)).append(" ").append(reason).append("\r\n");
-  appendFields(s, headers);
-  appendFraming(s, framing, content_length);
-  if (close) {
-    s.append("Connection: close\r\n");
-  } else if (http10_keep_alive) {
-    s.append("Connection: keep-alive\r\n");
-  }
-  s.append("\r\n");
-  evbuffer_add(out, s.data(), s.size());
+  std::string_view connection = close ? kClose : http10_keep_alive ? kKeepAlive : "";
+  HeadWriter w(kVersion.size() + 10 + 1 + reason.size() + 2 + HeadWriter::fieldsSize(headers) +
+               framingSize(framing) + connection.size() + 2);
+  if (!w.begin(out)) return;
+  w.put(kVersion);
+  w.putDecimal(status);
+  w.put(" ");
+  w.put(reason);
+  w.put("\r\n");
+  w.putFields(headers);
+  putFraming(w, framing, content_length);
+  w.put(connection);
+  w.put("\r\n");
+  w.commit();
 }
 
 void writeChunk(evbuffer* out, const char* data, size_t len) {
@@ -72,6 +161,7 @@ void writeChunk(evbuffer* out, const char* data, size_t len) {
 
 void writeLastChunk(evbuffer* out) { evbuffer_add(out, "0\r\n\r\n", 5); }
 
+// clang-format off
 std::string_view reasonPhrase(uint32_t status) {
   switch (status) {
     case 100: return "Continue";
@@ -120,5 +210,7 @@ std::string_view reasonPhrase(uint32_t status) {
     default: return "Unknown";
   }
 }
+
+// clang-format on
 
 }  // namespace sluice::http

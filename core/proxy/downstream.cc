@@ -5,6 +5,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include "core/common/log.h"
 #include "core/http/serialize.h"
@@ -51,10 +52,23 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
     : runtime_(runtime),
       slot_(std::move(slot)),
       stats_(slot_->chain->info().stats),
-      parser_(http::Parser::Type::kRequest, this, slot_->chain->info().parser_limits) {
+      parser_(std::make_unique<http::Parser>(http::Parser::Type::kRequest,
+                                             static_cast<http::ParserCallbacks*>(this),
+                                             slot_->chain->info().parser_limits)) {
   formatPeer(peer, &client_ip_, &client_address_);
   int one = 1;
   setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+  makeTransport(fd);
+  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
+  idle_hook_.park = &DownstreamConnection::onPark;
+  idle_hook_.owner = this;
+  stats_->cx_total.inc();
+  stats_->cx_active.inc();
+}
+
+void DownstreamConnection::makeTransport(evutil_socket_t fd) {
   event::Transport::Options options;
   options.read_high_watermark = kReadHighWatermark;
   options.write_low_watermark = kWriteLowWatermark;
@@ -75,14 +89,13 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   if (io == nullptr) io = std::make_unique<event::PlainIo>();
   transport_ = std::make_unique<event::Transport>(runtime_.worker().base(), fd, std::move(io),
                                                   options, handlers);
-  event_assign(&resume_event_, runtime_.worker().base(), -1, 0, &DownstreamConnection::onResume,
-               this);
-  stats_->cx_total.inc();
-  stats_->cx_active.inc();
 }
 
 DownstreamConnection::~DownstreamConnection() {
   event_del(&resume_event_);
+  // Listed means not released yet, so the runtime (and its parker) is still there.
+  if (idle_hook_.linked) runtime_.idleParker().remove(&idle_hook_);
+  if (parked_fd_ >= 0) close(parked_fd_);
   if (state_ == State::kTunnel) {
     // Torn down with the worker (shutdown): the tunnel still reports, for the access log.
     state_ = State::kClosed;
@@ -106,11 +119,79 @@ void DownstreamConnection::start() {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   transport_->enableRead();
   transport_->start();
+  if (state_ == State::kActive) markIdle();  // no request yet: idle too
 }
 
 bool DownstreamConnection::idle() const {
-  return stream_ == nullptr && transport_ != nullptr && !parser_.inMessage() &&
+  if (parked_fd_ >= 0) return true;
+  return stream_ == nullptr && transport_ != nullptr && !parser_->inMessage() &&
          evbuffer_get_length(transport_->input()) == 0;
+}
+
+void DownstreamConnection::markIdle() {
+  if (tls_ != nullptr) return;  // a TLS session cannot be rebuilt: never parked
+  runtime_.idleParker().add(&idle_hook_, loopTimeMs());
+}
+
+void DownstreamConnection::onPark(void* owner) {
+  static_cast<DownstreamConnection*>(owner)->park();
+}
+
+void DownstreamConnection::park() {
+  // Only a connection with nothing in flight and nothing buffered either way; one that is
+  // busy again left the list, one still flushing its last response stays as it is.
+  if (state_ != State::kActive || stream_ != nullptr || tls_ != nullptr || transport_ == nullptr ||
+      !transport_->open() || parser_->inMessage() || parser_paused_ || reading_paused_ ||
+      evbuffer_get_length(transport_->input()) != 0) {
+    return;
+  }
+  if (evbuffer_get_length(transport_->output()) != 0) {
+    markIdle();  // the last response is still going out: look again at a later tick
+    return;
+  }
+  const uint64_t idle_ms = loopTimeMs() - idle_hook_.idle_since_ms;
+  const uint32_t timeout_ms = listenerInfo().limits.idle_timeout_ms;
+  const uint64_t left_ms = idle_ms < timeout_ms ? timeout_ms - idle_ms : 1;
+  event_del(&resume_event_);
+  parked_fd_ = transport_->releaseFd();
+  transport_.reset();
+  parser_.reset();
+  read_timeout_ms_ = UINT32_MAX;
+  event_assign(&resume_event_, runtime_.worker().base(), parked_fd_, EV_READ,
+               &DownstreamConnection::onParkedEvent, this);
+  timeval tv{static_cast<time_t>(left_ms / 1000), static_cast<suseconds_t>(left_ms % 1000 * 1000)};
+  event_add(&resume_event_, &tv);
+}
+
+void DownstreamConnection::unpark() {
+  if (parked_fd_ < 0) return;
+  event_del(&resume_event_);
+  evutil_socket_t fd = parked_fd_;
+  parked_fd_ = -1;
+  // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
+  event_assign(&resume_event_, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
+  parser_ = std::make_unique<http::Parser>(http::Parser::Type::kRequest,
+                                           static_cast<http::ParserCallbacks*>(this),
+                                           slot_->chain->info().parser_limits);
+  makeTransport(fd);
+  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
+  transport_->enableRead();
+  transport_->start();  // plain TCP: CONNECTED at once (handshake_done_ stays true)
+}
+
+void DownstreamConnection::onParkedEvent(evutil_socket_t, short what, void* arg) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  self->unpark();
+  if ((what & EV_TIMEOUT) != 0) {
+    self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+    self->closeNow();  // as an idle keep-alive connection's read timeout does
+    return;
+  }
+  // Readable: the transport reads it from the loop (level-triggered), then on_data parses.
+  // Back in the idle list meanwhile: a client that only closes, or sends a partial request,
+  // is handled by the transport's own events and timeouts from here on.
+  self->markIdle();
 }
 
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
@@ -139,14 +220,14 @@ void DownstreamConnection::processInput() {
          evbuffer_get_length(in) > 0) {
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
-    bool was_in_message = parser_.inMessage();
+    bool was_in_message = parser_->inMessage();
     size_t consumed = 0;
     http::Parser::Result r =
-        parser_.execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
+        parser_->execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
     if (state_ == State::kClosed) return;
     evbuffer_drain(in, consumed);
     if (r == http::Parser::Result::kError) {
-      badRequest(parser_.errorStatus(), parser_.errorReason());
+      badRequest(parser_->errorStatus(), parser_->errorReason());
       return;
     }
     if (r == http::Parser::Result::kPaused) {
@@ -155,16 +236,16 @@ void DownstreamConnection::processInput() {
         // The message's stream already finished (a local reply sent before the request was read
         // completely, then the rest read and discarded): the next request may be parsed now.
         parser_paused_ = false;
-        parser_.resume();
+        parser_->resume();
       }
     }
     transport_->resumeIfDrained();
-    if (!was_in_message && parser_.inMessage() && stream_ == nullptr && !header_timer_) {
+    if (!was_in_message && parser_->inMessage() && stream_ == nullptr && !header_timer_) {
       // First bytes of a request: the header timeout (slowloris guard) starts now.
       header_timer_ = true;
       header_start_ms_ = loopTimeMs();
       setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
-    } else if (header_timer_ && stream_ == nullptr && parser_.inMessage() &&
+    } else if (header_timer_ && stream_ == nullptr && parser_->inMessage() &&
                loopTimeMs() - header_start_ms_ >= listenerInfo().limits.request_header_timeout_ms) {
       // The read timeout restarts with every byte; a client trickling its headers is held to
       // request_header_timeout_ms from its first byte here (no timer per request: checked as
@@ -183,6 +264,7 @@ uint64_t DownstreamConnection::loopTimeMs() const {
 }
 
 int DownstreamConnection::onHead(http::MessageHead& head) {
+  runtime_.idleParker().remove(&idle_hook_);
   header_timer_ = false;
   stalled_output_ = 0;
   // While the body streams, a stalled client is cut after idle_timeout_ms.
@@ -213,9 +295,12 @@ void DownstreamConnection::onStreamDone(bool close) {
   setReadTimeout(listenerInfo().limits.idle_timeout_ms);
   if (parser_paused_) {
     parser_paused_ = false;
-    parser_.resume();
+    parser_->resume();
   }
-  event_active(&resume_event_, 0, 0);
+  // A pipelined request already buffered is parsed from the loop (not from inside this
+  // stream's callbacks); with nothing buffered the next bytes arrive as a read event.
+  if (evbuffer_get_length(transport_->input()) > 0) event_active(&resume_event_, 0, 0);
+  markIdle();  // a pipelined request already buffered takes it out again in onHead()
 }
 
 void DownstreamConnection::onResume(evutil_socket_t, short, void* arg) {
@@ -240,16 +325,17 @@ void DownstreamConnection::badRequest(uint32_t status, const std::string& reason
   http::writeResponseHead(output(), status, "", h, http::Framing::kContentLength, body.size(), true,
                           false);
   evbuffer_add(output(), body.data(), body.size());
-  logRefusedRequest(listenerInfo(), runtime_.worker().index(), parser_.head(), client_address_,
+  logRefusedRequest(listenerInfo(), runtime_.worker().index(), parser_->head(), client_address_,
                     tlsVersion(), tlsSni(), status, body.size());
   closeAfterFlush();
 }
 
 void DownstreamConnection::closeAfterFlush() {
   if (state_ != State::kActive) return;
+  runtime_.idleParker().remove(&idle_hook_);
   state_ = State::kClosing;
   transport_->disableRead();
-  if (evbuffer_get_length(output()) == 0) startLingering();
+  if (outputLength() == 0) startLingering();
 }
 
 void DownstreamConnection::startLingering() {
@@ -267,6 +353,7 @@ void DownstreamConnection::startLingering() {
 
 void DownstreamConnection::abort() {
   if (state_ == State::kClosed) return;
+  unpark();
   if (state_ == State::kTunnel) {
     tunnel_->close(Tunnel::End::kAborted);  // reports to onTunnelDone, which closes
     return;
@@ -278,6 +365,8 @@ void DownstreamConnection::abort() {
 
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
+  unpark();
+  runtime_.idleParker().remove(&idle_hook_);
   if (state_ == State::kTunnel) {
     tunnel_->close(Tunnel::End::kAborted);
     return;
@@ -293,6 +382,7 @@ void DownstreamConnection::closeNow() {
 
 void DownstreamConnection::drain() {
   draining_ = true;
+  unpark();
   if (state_ == State::kTunnel) return;  // reloads and drains leave tunnels running
   // An idle keep-alive connection closes now, but gracefully: the last response may still sit
   // in the output buffer (its stream is done, the write is deferred), and closing at once lost
@@ -345,7 +435,7 @@ void DownstreamConnection::onRead(void* arg) {
 
 void DownstreamConnection::onDrained(void* arg) {
   auto* self = static_cast<DownstreamConnection*>(arg);
-  if (self->state_ == State::kClosing && evbuffer_get_length(self->output()) == 0) {
+  if (self->state_ == State::kClosing && self->outputLength() == 0) {
     self->startLingering();
     return;
   }
@@ -412,7 +502,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
     if (self->stream_ != nullptr && self->stream_->requestComplete()) {
       // Waiting for the upstream, not for the client: keep reading (EOF detection). But a
       // client that has read nothing of its response for a whole idle_timeout_ms is gone.
-      size_t unsent = evbuffer_get_length(self->output());
+      size_t unsent = self->outputLength();
       if (unsent > 0 && unsent == self->stalled_output_) {
         SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
         self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
@@ -423,7 +513,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
       self->stalled_output_ = unsent;
       return;
     }
-    if (self->stream_ == nullptr && self->parser_.inMessage()) {
+    if (self->stream_ == nullptr && self->parser_->inMessage()) {
       // Headers did not arrive in time.
       self->stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
       self->badRequest(408, "request headers not received within request_header_timeout_ms");

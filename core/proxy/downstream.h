@@ -2,6 +2,12 @@
 // time (pipelined requests wait in the input buffer, so responses go out in order), answers
 // malformed requests with the right 4xx and closes, handles keep-alive, timeouts, backpressure
 // and a lingering close (so the client reads our last response before any RST).
+//
+// Idle memory: a plain (not TLS) keep-alive connection idle for IdleParker::kParkAfterMs is
+// parked: its transport (buffers, events) and its parser are freed and only the socket is
+// watched, with one event that also carries the rest of the idle timeout. The first byte the
+// client sends unparks it (a new transport and parser, then the request is read as usual);
+// anything else that needs the connection (drain, close) unparks it first.
 // Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
 #pragma once
 
@@ -13,6 +19,7 @@
 #include "core/event/transport.h"
 #include "core/event/worker.h"
 #include "core/http/parser.h"
+#include "core/proxy/idle_parker.h"
 #include "core/proxy/runtime.h"
 #include "core/proxy/tunnel.h"
 #include "core/tls/tls_io.h"
@@ -29,7 +36,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
 
   // Starts reading.
   void start();
+  // The response bytes' buffer: appending to it schedules their write (Transport::output()).
   evbuffer* output() const { return transport_->output(); }
+  size_t outputLength() const { return transport_->outputLength(); }    // unsent bytes
   const std::string& clientAddress() const { return client_address_; }  // "ip:port"
   const std::string& clientIp() const { return client_ip_; }
   // TLS facts for the access log ("TLSv1.3", the SNI); empty on plain connections.
@@ -87,6 +96,13 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   void setReadTimeout(uint32_t ms);
   uint64_t loopTimeMs() const;  // the loop's cached wall clock, ms
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
+  // Parking (see the top): makeTransport() builds the transport of `fd` (constructor, unpark).
+  void makeTransport(evutil_socket_t fd);
+  static void onPark(void* owner);
+  void park();
+  void unpark();
+  static void onParkedEvent(evutil_socket_t fd, short what, void* arg);
+  void markIdle();
 
   int onHead(http::MessageHead& head) override;
   void onBody(const char* data, size_t len) override;
@@ -101,7 +117,7 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
   std::unique_ptr<tls::ConnectionInfo> tls_info_;
   bool handshake_done_ = false;
-  http::Parser parser_;
+  std::unique_ptr<http::Parser> parser_;  // null while parked
   std::unique_ptr<Stream> stream_;
   std::string client_address_;
   std::string client_ip_;
@@ -117,7 +133,9 @@ class DownstreamConnection : public event::Deletable, private http::ParserCallba
   bool input_ended_ = false;        // the client sent its FIN (after a complete request)
   uint64_t linger_until_us_ = 0;    // lingering close: monotonic µs at which it ends anyway
   std::unique_ptr<Tunnel> tunnel_;  // after a 101; owns the client's transport then
-  ::event resume_event_;
+  ::event resume_event_;            // parses buffered input; while parked: waits for the socket
+  IdleParker::Hook idle_hook_;
+  evutil_socket_t parked_fd_ = -1;  // >= 0 while parked (transport_ and parser_ are null then)
 };
 
 }  // namespace sluice::proxy

@@ -2,6 +2,8 @@
 
 #include <time.h>
 
+#include <algorithm>
+
 #include "core/common/log.h"
 #include "core/proxy/local_reply.h"
 
@@ -36,7 +38,10 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
   chain_ = std::move(chain);
   const size_t n = chain_->size();
   slots_.assign(n, Slot{});
-  if (n > 0) stats_ = &chain_->filterStats();
+  if (n > 0) {
+    stats_ = &chain_->filterStats();
+    timed_ = chain_->sampleTiming();
+  }
   for (size_t i = 0; i < n; ++i) {
     const sluice_filter_plugin& hooks = chain_->hooks(i);
     void* worker = chain_->worker(i);
@@ -47,6 +52,7 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
         chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
       } else {
         slots_[i].created = true;
+        slots_[i].destroy = hooks.stream_destroy;
       }
     } else {
       self = worker;  // NULL: its worker_create failed (counted when the chain was built)
@@ -60,69 +66,70 @@ bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std:
       *failed = chain_->name(i);
       return false;
     }
-    slots_[i].self = self;
+    Slot& slot = slots_[i];
+    slot.self = self;
+    slot.headers[0] = hooks.on_request_headers;
+    slot.headers[1] = hooks.on_response_headers;
+    slot.body[0] = hooks.on_request_body;
+    slot.body[1] = hooks.on_response_body;
+    slot.on_log = hooks.on_log;
+    body_hooks_[0] += slot.body[0] != nullptr ? 1 : 0;
+    body_hooks_[1] += slot.body[1] != nullptr ? 1 : 0;
   }
   return true;
 }
 
 // ---------------------------------------------------------------- hook calls
 
-sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  const sluice_filter_plugin& hooks = chain_->hooks(filter);
-  auto fn = d == FilterDir::kRequest ? hooks.on_request_headers : hooks.on_response_headers;
-  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+template <typename Call>
+sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool headers, Call call) {
   const size_t prev = current_;
   const FilterDir prev_dir = current_dir_;
   const bool prev_headers = in_headers_hook_;
   current_ = filter;
   current_dir_ = d;
-  in_headers_hook_ = true;
+  in_headers_hook_ = headers;
   resume_requested_ = false;
   ++hook_depth_;
-  // One clock read per hook boundary: back-to-back hooks share the one between them.
-  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slots_[filter].self, handle_, end_stream ? 1 : 0);
-  const uint64_t t1 = monoNs();
-  clock_ns_ = t1;
-  clock_fresh_ = true;
+  // Timed streams only; one clock read per hook boundary: back-to-back hooks share the one
+  // between them.
+  const uint64_t t0 = !timed_ ? 0 : clock_fresh_ ? clock_ns_ : monoNs();
+  const sluice_filter_status st = call();
   --hook_depth_;
+  Slot& slot = slotAt(filter);
+  ++slot.calls;
+  if (timed_) {
+    const uint64_t t1 = monoNs();
+    clock_ns_ = t1;
+    clock_fresh_ = true;
+    slot.hook_ns += t1 - t0;
+  }
   current_ = prev;
   current_dir_ = prev_dir;
   in_headers_hook_ = prev_headers;
-  ++slots_[filter].calls;
-  slots_[filter].hook_ns += t1 - t0;
   return st;
+}
+
+sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
+  const Slot& slot = slotAt(filter);
+  const HeadersHook fn = slot.headers[static_cast<int>(d)];
+  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
+  void* self = slot.self;
+  return invoke(d, filter, true, [&] { return fn(self, handle_, end_stream ? 1 : 0); });
 }
 
 sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
                                              size_t len, bool end) {
-  const sluice_filter_plugin& hooks = chain_->hooks(filter);
-  auto fn = d == FilterDir::kRequest ? hooks.on_request_body : hooks.on_response_body;
+  const Slot& slot = slotAt(filter);
+  const BodyHook fn = slot.body[static_cast<int>(d)];
   if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
-  const size_t prev = current_;
-  const FilterDir prev_dir = current_dir_;
-  const bool prev_headers = in_headers_hook_;
-  current_ = filter;
-  current_dir_ = d;
-  in_headers_hook_ = false;
-  resume_requested_ = false;
-  ++hook_depth_;
-  const uint64_t t0 = clock_fresh_ ? clock_ns_ : monoNs();
-  sluice_filter_status st = fn(slots_[filter].self, handle_, data == nullptr ? "" : data, len, end);
-  const uint64_t t1 = monoNs();
-  clock_ns_ = t1;
-  clock_fresh_ = true;
-  --hook_depth_;
-  current_ = prev;
-  current_dir_ = prev_dir;
-  in_headers_hook_ = prev_headers;
-  ++slots_[filter].calls;
-  slots_[filter].hook_ns += t1 - t0;
-  return st;
+  void* self = slot.self;
+  return invoke(d, filter, false,
+                [&] { return fn(self, handle_, data == nullptr ? "" : data, len, end ? 1 : 0); });
 }
 
-FilterManager::Next FilterManager::afterHook(FilterDir d, size_t filter,
-                                             sluice_filter_status status) {
+FilterManager::Next FilterManager::afterHookSlow(FilterDir d, size_t filter,
+                                                 sluice_filter_status status) {
   if (reply_pending_) {
     // A local reply sent during the hook wins over the status.
     reply_pending_ = false;
@@ -291,7 +298,7 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (slots_[i].self == nullptr) {  // skipped (failure_mode open)
+    if (slotAt(i).headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
       ++s.pos;
       continue;
     }
@@ -323,14 +330,16 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
   Dir& s = dir(d);
   const uint32_t gen = s.gen;
   const size_t n = size();
-  const bool hooks = !s.end_stream && !(d == FilterDir::kResponse && s.local);
+  // No body hook in this direction and no filter collecting the body: nothing to run.
+  const bool hooks = !s.end_stream && !(d == FilterDir::kResponse && s.local) &&
+                     (body_hooks_[static_cast<int>(d)] > 0 || s.state == State::kParked);
   for (size_t j = from; hooks && j < n; ++j) {
     if (s.state == State::kParked && j == s.pos) {
       collect(d, data, len, end);
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (slots_[i].self == nullptr) continue;
+    if (slotAt(i).body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
     sluice_filter_status st = callBody(d, i, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);
@@ -454,21 +463,21 @@ void FilterManager::log() {
   if (logged_) return;
   logged_ = true;
   end();
-  if (stats_ != nullptr) {
-    for (size_t i = 0; i < slots_.size() && i < stats_->size(); ++i) {
-      if (slots_[i].calls == 0) continue;
-      (*stats_)[i].calls.inc(slots_[i].calls);
-      (*stats_)[i].duration.observeMicros((slots_[i].hook_ns + 500) / 1000);
-    }
+  const size_t counted = stats_ == nullptr ? 0 : std::min(slots_.size(), stats_->size());
+  for (size_t i = 0; i < counted; ++i) {
+    const Slot& slot = slotAt(i);
+    if (slot.calls == 0) continue;
+    const stats::FilterStats& stats = (*stats_)[i];
+    stats.calls.inc(slot.calls);
+    if (timed_) stats.duration.observeMicros((slot.hook_ns + 500) / 1000);
   }
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (slots_[i].self == nullptr) continue;
-    const sluice_filter_plugin& hooks = chain_->hooks(i);
-    if (hooks.on_log == nullptr) continue;
+    const Slot& slot = slotAt(i);
+    if (slot.on_log == nullptr) continue;  // none, or skipped
     const size_t prev = current_;
     current_ = i;
     ++hook_depth_;
-    hooks.on_log(slots_[i].self, handle_);
+    slot.on_log(slot.self, handle_);
     --hook_depth_;
     current_ = prev;
   }
@@ -479,9 +488,8 @@ void FilterManager::destroyFilters() {
   destroyed_ = true;
   cancelTimers();
   for (size_t i = 0; i < slots_.size(); ++i) {
-    if (!slots_[i].created) continue;
-    const sluice_filter_plugin& hooks = chain_->hooks(i);
-    if (hooks.stream_destroy != nullptr) hooks.stream_destroy(slots_[i].self);
+    const Slot& slot = slotAt(i);
+    if (slot.created && slot.destroy != nullptr) slot.destroy(slot.self);
   }
 }
 

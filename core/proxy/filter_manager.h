@@ -180,7 +180,7 @@ class FilterManager {
 
   size_t size() const { return slots_.size(); }
   BufferRequest& bufferOf(FilterDir d, size_t filter) {
-    return slots_[filter].buffer[static_cast<int>(d)];
+    return slotAt(filter).buffer[static_cast<int>(d)];
   }
   // Filter index of direction-order position j.
   size_t filterAt(FilterDir d, size_t j) const {
@@ -198,12 +198,22 @@ class FilterManager {
   void deliverHeaders(FilterDir d);
   // What to do with a hook's status: true to go on to the next filter.
   enum class Next { kContinue, kPause, kStop };
-  Next afterHook(FilterDir d, size_t filter, sluice_filter_status status);
+  Next afterHook(FilterDir d, size_t filter, sluice_filter_status status) {
+    // The common case inline: CONTINUE and no reply (a resume() from the hook means nothing
+    // then, and the next hook call clears it).
+    if (status == SLUICE_FILTER_CONTINUE && !reply_pending_) return Next::kContinue;
+    return afterHookSlow(d, filter, status);
+  }
+  Next afterHookSlow(FilterDir d, size_t filter, sluice_filter_status status);
   void fail(FilterDir d, size_t filter, bool count_stop_without_reply);
   void replyFromFilter(FilterDir d, size_t filter, FilterReply reply);
   void updateHolding(FilterDir d);
   sluice_filter_status callHeaders(FilterDir d, size_t filter, bool end_stream);
   sluice_filter_status callBody(FilterDir d, size_t filter, const char* data, size_t len, bool end);
+  // Runs call() (one hook of `filter`) as the hook on the stack: current_ and friends set and
+  // restored, the call counted and, on timed streams, its time added to the filter's.
+  template <typename Call>
+  sluice_filter_status invoke(FilterDir d, size_t filter, bool headers, Call call);
   void cancelTimers();
   static void onTimer(evutil_socket_t, short, void* arg);
 
@@ -218,15 +228,32 @@ class FilterManager {
   event_base* base_;
   sluice_stream* handle_;
   std::shared_ptr<WorkerFilterChain> chain_;
+  using HeadersHook = sluice_filter_status (*)(void*, sluice_stream*, int);
+  using BodyHook = sluice_filter_status (*)(void*, sluice_stream*, const char*, size_t, int);
   // Per filter, in chain order; inline for short chains (no allocation per request).
   struct Slot {
     void* self = nullptr;  // the hooks' `self` (nullptr: skipped)
     bool created = false;  // stream_create ran: stream_destroy is due
+    // The filter's hooks by direction, copied at createFilters; nullptr: none, or skipped.
+    // A hook that is not there is not called (CONTINUE), without any bookkeeping.
+    HeadersHook headers[2] = {nullptr, nullptr};
+    BodyHook body[2] = {nullptr, nullptr};
+    void (*on_log)(void*, const sluice_stream*) = nullptr;  // nullptr: none, or skipped
+    void (*destroy)(void*) = nullptr;                       // stream_destroy, once created
     BufferRequest buffer[2];
     uint32_t calls = 0;  // hook calls and their time, added to stats_ once, at log()
     uint64_t hook_ns = 0;
   };
   absl::InlinedVector<Slot, 6> slots_;
+  // slots_[i] on the per-hook paths, without the container's checked operator[] (i < size()
+  // there by construction: slots_ is sized once, in createFilters).
+  Slot& slotAt(size_t i) { return slots_.data()[i]; }
+  // Body hooks by direction among the running filters: none (a GET through a chain of headers
+  // filters) lets body pieces skip the chain.
+  uint8_t body_hooks_[2] = {0, 0};
+  // This stream's hook time is measured (1 stream in WorkerFilterChain::kTimedEvery of its
+  // chain): the clock is read only then, and only then is duration observed at log().
+  bool timed_ = false;
   Dir dirs_[2];
   const std::vector<stats::FilterStats>* stats_ = nullptr;  // the chain's (chain_ keeps it)
   void countError(size_t filter) const;

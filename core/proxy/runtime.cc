@@ -110,7 +110,11 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
 }
 
 WorkerRuntime::WorkerRuntime(event::Worker& worker)
-    : worker_(worker), pool_(worker), streams_(worker) {}
+    : worker_(worker),
+      pool_(worker),
+      streams_(worker),
+      parker_(worker.base()),
+      trim_(worker.base()) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
@@ -144,8 +148,10 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
       slot = std::make_shared<ListenerSlot>();
       slot->name = name;
       slot->runtime = this;
+      // Backlog 0: the socket listens already (listenOn(), with the listener's backlog); -1
+      // would make libevent call listen(fd, 128) again and shorten the queue to 128.
       slot->listener = evconnlistener_new(worker_.base(), &WorkerRuntime::onAccept, slot.get(),
-                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, -1, u.fd);
+                                          LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC, 0, u.fd);
       if (draining_ && slot->listener != nullptr) evconnlistener_disable(slot->listener);
     }
     if (slot->chain == nullptr || &slot->chain->info() != u.info.get()) {
@@ -200,6 +206,7 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
   auto conn = std::make_unique<DownstreamConnection>(*rt, std::move(shared), fd, addr, len);
   DownstreamConnection* raw = conn.get();
   rt->connections_.emplace(raw, std::move(conn));
+  rt->trim_.onConnectionCount(rt->connections_.size());
   raw->start();
 }
 
@@ -231,6 +238,7 @@ void WorkerRuntime::release(DownstreamConnection* conn) {
   if (it == connections_.end()) return;
   worker_.deferDelete(std::move(it->second));
   connections_.erase(it);
+  trim_.onConnectionCount(connections_.size());
   if (draining_) maybeDrained();
 }
 

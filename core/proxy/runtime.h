@@ -16,6 +16,8 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/idle_parker.h"
+#include "core/proxy/memory_trim.h"
 #include "core/proxy/stream_registry.h"
 #include "core/stats/families.h"
 #include "core/tls/server_context.h"
@@ -88,6 +90,11 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // filter name), in chain order, resolved on first use (the registry's lock, once per chain on
   // each worker). Worker thread.
   const std::vector<stats::FilterStats>& filterStats();
+  // Whether the next stream of this chain measures its hook time (sluice_filter_duration_seconds):
+  // one in kTimedEvery, the first one included, so that the clock is not read around every hook
+  // of every request. Worker thread.
+  static constexpr uint32_t kTimedEvery = 16;
+  bool sampleTiming() { return timing_tick_++ % kTimedEvery == 0; }
   // The entry's failure_mode (its PluginRef in the listener or route config).
   config::FailureMode failureMode(size_t i) const;
   // The chain a request matched to `route` runs: this listener chain when the route has no
@@ -113,6 +120,7 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   std::shared_ptr<const RouteTable> routes_;          // the table route_chains_ belong to
   std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
   bool warned_foreign_route_ = false;
+  uint32_t timing_tick_ = 0;  // streams of this chain so far (sampleTiming)
 };
 
 class WorkerRuntime;
@@ -172,6 +180,8 @@ class WorkerRuntime {
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
   size_t connectionCount() const { return connections_.size(); }
+  // Where idle downstream connections wait to give up their buffers (idle_parker.h).
+  IdleParker& idleParker() { return parker_; }
 
   // Graceful drain: stop accepting, close idle connections, let busy ones finish their
   // current response (with Connection: close). `done` runs on this thread once no downstream
@@ -195,7 +205,9 @@ class WorkerRuntime {
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
+  IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
+  MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
   bool draining_ = false;
   std::function<void()> drained_;
 };

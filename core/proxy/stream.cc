@@ -116,14 +116,15 @@ void Stream::onRequestHead(http::MessageHead& head) {
     gatewayError(501, "CONNECT is not supported");
     return;
   }
-  if (const std::string* expect = request_.headers.get("expect")) {
-    if (!http::equalsIgnoreCase(*expect, "100-continue") || request_.headers.count("expect") > 1) {
+  if (const std::string* expect = request_.headers.get(http::HeaderId::kExpect)) {
+    if (!http::equalsIgnoreCase(*expect, "100-continue") ||
+        request_.headers.count(http::HeaderId::kExpect) > 1) {
       gatewayError(417, "only Expect: 100-continue is supported");
       return;
     }
     // We answer 100 Continue ourselves once the request is routed (RFC 9110 §10.1.1).
     expect_continue_ = request_.version_minor == 1 && request_.framing != http::Framing::kNone;
-    request_.headers.remove("expect");
+    request_.headers.remove(http::HeaderId::kExpect);
   }
 
   // Headers as they will go upstream: hop-by-hop gone, proxy headers added (RFC 9110 §7.6).
@@ -136,7 +137,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
     h.add("Upgrade", upgrade_);
   }
   std::string xff;
-  for (size_t i = 0; const std::string* v = h.get("x-forwarded-for", i); ++i) {
+  for (size_t i = 0; const std::string* v = h.get(http::HeaderId::kXForwardedFor, i); ++i) {
     http::forEachListElement(
         *v, [&](std::string_view el) { xff.append(el.data(), el.size()).append(", "); });
   }
@@ -148,9 +149,9 @@ void Stream::onRequestHead(http::MessageHead& head) {
   conn_.applyTlsHeaders(h);
   // Absolute-form target: the Host sent upstream is the target's authority (RFC 9112 §3.2.2).
   std::string authority = internal::absoluteFormAuthority(request_.target);
-  if (!authority.empty()) h.set("Host", authority);
-  h.set("X-Forwarded-For", xff);
-  h.set("X-Forwarded-Proto", conn_.secure() ? "https" : "http");
+  if (!authority.empty()) h.set(http::HeaderId::kHost, authority);
+  h.set(http::HeaderId::kXForwardedFor, xff);
+  h.set(http::HeaderId::kXForwardedProto, conn_.secure() ? "https" : "http");
 
   // The route is matched before the filters (by path, which they cannot change), so they see
   // its name and cluster, and the route may bring a chain of its own. A request no route
@@ -197,7 +198,9 @@ void Stream::onDecodedHeaders() {
     return;
   }
   info_.cluster = cluster_->name();
-  if (!request_.headers.has("host")) request_.headers.add("Host", route_result_.cluster);
+  if (!request_.headers.has(http::HeaderId::kHost)) {
+    request_.headers.add("Host", route_result_.cluster);
+  }
   if (!admitRequest(route_result_.route)) return;
   forwardUpstream();
 }
@@ -274,7 +277,7 @@ void Stream::onDecodedData(const char* data, size_t len, bool end) {
     request_paused_ = true;
     // An upstream that neither reads the body nor answers for response_timeout_ms is stuck:
     // the read timeout runs while the upload waits on it (kTimeout → 504).
-    if (upstream_ != nullptr && sink == upstream_->output()) {
+    if (upstream_ != nullptr && sink != pending_) {  // the upstream connection's output
       upstream_->setReadTimeout(cluster_->info().config.response_timeout_ms);
     }
     conn_.pauseReading();

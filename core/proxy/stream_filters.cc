@@ -1,5 +1,9 @@
 // The Stream's side of its filter chain: what the runner (FilterManager) hands back, and the
 // request facts the filter host API reads (context, attributes, local replies with headers).
+#include <array>
+#include <tuple>
+#include <utility>
+
 #include "core/common/log.h"
 #include "core/http/headers.h"
 #include "core/proxy/access_log.h"
@@ -14,12 +18,21 @@ constexpr size_t kMaxContextKeys = 64;
 constexpr size_t kMaxContextKey = 64;
 constexpr size_t kMaxContextValue = 4096;
 
+// Context key bytes: ASCII letters, digits, '_', '.', '-'.
+constexpr std::array<bool, 256> makeContextKeyTable() {
+  std::array<bool, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    t[c] = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
+           c == '.' || c == '-';
+  }
+  return t;
+}
+constexpr std::array<bool, 256> kContextKeyByte = makeContextKeyTable();
+
 bool validContextKey(std::string_view key) {
   if (key.empty() || key.size() > kMaxContextKey) return false;
   for (char c : key) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '_' || c == '.' || c == '-';
-    if (!ok) return false;
+    if (!kContextKeyByte[static_cast<unsigned char>(c)]) return false;
   }
   return true;
 }
@@ -140,7 +153,9 @@ int Stream::contextSet(std::string_view key, std::string_view value) {
   }
   if (context_.size() >= kMaxContextKeys) return -1;
   if (context_.empty()) context_.reserve(4);  // consumer, auth.method, ...: one allocation
-  context_.emplace_back(std::string(key), std::string(value));
+  // Both strings built in place from the views (no temporaries moved into the pair).
+  context_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
+                        std::forward_as_tuple(value));
   return 0;
 }
 

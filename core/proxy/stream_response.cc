@@ -122,8 +122,7 @@ void Stream::onEncodedData(const char* data, size_t len, bool end) {
 }
 
 void Stream::onDownstreamWritable() {
-  if (response_paused_ && upstream_ != nullptr &&
-      evbuffer_get_length(conn_.output()) <= kLowWatermark) {
+  if (response_paused_ && upstream_ != nullptr && conn_.outputLength() <= kLowWatermark) {
     response_paused_ = false;
     if (!hold_response_) upstream_->resumeReading();
   }

@@ -28,7 +28,7 @@ void Stream::prepareUpgrade() {
   upgrade_.clear();
   const http::HeaderMap& h = request_.headers;
   const std::vector<std::string>& allowed = chain_->info().config.upgrades;
-  if (allowed.empty() || !h.has("upgrade")) return;
+  if (allowed.empty() || !h.has(http::HeaderId::kUpgrade)) return;
   // An upgrade is a bodiless HTTP/1.1 GET (RFC 6455 §4.1; RFC 9110 §7.8 has no Upgrade in
   // HTTP/1.0 through proxies) whose Connection names the "upgrade" option. Anything else is
   // served as plain HTTP with Upgrade stripped.
@@ -39,7 +39,7 @@ void Stream::prepareUpgrade() {
       !h.hasToken("connection", "upgrade")) {
     return;
   }
-  for (size_t i = 0; const std::string* v = h.get("upgrade", i); ++i) {
+  for (size_t i = 0; const std::string* v = h.get(http::HeaderId::kUpgrade, i); ++i) {
     http::forEachListElement(*v, [&](std::string_view offer) {
       if (!allowedProtocol(offer, allowed)) return;
       if (!upgrade_.empty()) upgrade_.append(", ");

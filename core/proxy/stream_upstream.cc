@@ -100,8 +100,7 @@ void Stream::onUpstreamConnected() {
 }
 
 void Stream::onUpstreamWritable() {
-  if (request_paused_ && upstream_ != nullptr &&
-      evbuffer_get_length(upstream_->output()) <= kLowWatermark) {
+  if (request_paused_ && upstream_ != nullptr && upstream_->outputLength() <= kLowWatermark) {
     request_paused_ = false;
     if (!request_sent_end_) upstream_->setReadTimeout(0);  // the upload moves again
     if (!hold_request_) conn_.resumeReading();

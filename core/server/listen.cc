@@ -6,6 +6,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 
 #include "core/upstream/host.h"
@@ -157,6 +158,16 @@ bool listenOn(const std::string& address, int backlog, size_t count, const OwnAd
   }
   fds->insert(fds->end(), opened.begin(), opened.end());
   return true;
+}
+
+int defaultBacklog() {
+  constexpr int kFallback = 4096;
+  FILE* f = fopen("/proc/sys/net/core/somaxconn", "re");
+  if (f == nullptr) return kFallback;
+  int value = 0;
+  const bool ok = fscanf(f, "%d", &value) == 1 && value > 0;
+  fclose(f);
+  return ok ? value : kFallback;
 }
 
 bool checkBindable(const std::string& address, const OwnAddresses& own, std::string* error) {

@@ -44,6 +44,11 @@ struct OwnAddresses {
 bool listenOn(const std::string& address, int backlog, size_t count, const OwnAddresses& own,
               std::vector<int>* fds, std::string* error);
 
+// The listen queue length a listener gets when its config sets no `backlog`: the kernel's
+// net.core.somaxconn (read from /proc/sys/net/core/somaxconn at each call; 4096, Linux's default
+// since 5.4, when it cannot be read). Never below 1.
+int defaultBacklog();
+
 // Whether listenOn() could take `address` now: true at once when it is in `own.joinable`;
 // otherwise binds a socket the way step 1 does (without listen(), so it never receives a
 // connection) and closes it again. For --validate, dry-run reloads and the admin address. False

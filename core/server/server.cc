@@ -17,8 +17,6 @@
 namespace sluice::server {
 namespace {
 
-constexpr int kBacklog = 4096;
-
 uint32_t workerCount(const config::Config& c) {
   if (c.workers != 0) return c.workers;
   unsigned n = std::thread::hardware_concurrency();
@@ -53,7 +51,8 @@ Server::~Server() {
 
 bool Server::openListener(const config::Listener& l, const OwnAddresses& own, std::vector<int>* fds,
                           std::string* error) {
-  if (listenOn(l.address, kBacklog, workers_.size(), own, fds, error)) return true;
+  const int backlog = l.backlog != 0 ? static_cast<int>(l.backlog) : defaultBacklog();
+  if (listenOn(l.address, backlog, workers_.size(), own, fds, error)) return true;
   *error = l.mark.str() + ": listener '" + l.name + "': " + *error;
   return false;
 }

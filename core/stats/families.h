@@ -229,7 +229,8 @@ const Buckets& filterBuckets();
 inline const FamilySpec kFilterDuration{
     Kind::kHistogram,
     "sluice_filter_duration_seconds",
-    "Time spent in one filter's hooks for one request (the sum over its hooks).",
+    "Time spent in one filter's hooks for one request (the sum over its hooks), measured on 1 "
+    "request in 16 of each chain on each worker.",
     {"listener", "filter"},
     &filterBuckets()};
 

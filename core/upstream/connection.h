@@ -90,7 +90,9 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   // True once the upstream closed its side (EOF seen), e.g. right after a 101 head.
   bool inputEnded() const { return input_ended_; }
 
+  // The request bytes' buffer: appending to it schedules their write (Transport::output()).
   evbuffer* output() const { return transport_->output(); }
+  size_t outputLength() const { return transport_->outputLength(); }  // unsent bytes
   bool connected() const { return connected_; }
   bool reused() const { return exchanges_ > 1; }
   // True while the connection may carry another exchange: connected, no error, the last
@@ -134,8 +136,8 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   bool switched_ = false;     // the 101 ended: bytes from here on are not HTTP
   bool input_ended_ = false;  // EOF seen
   uint64_t exchanges_ = 0;
-  uint32_t read_timeout_ms_ = 0;  // the read timeout in force (0: none)
-  uint64_t idle_since_ = 0;       // ms (lastActivity()) when it went idle in the pool
+  uint32_t read_timeout_ms_ = 0;              // the read timeout in force (0: none)
+  uint64_t idle_since_ = 0;                   // ms (lastActivity()) when it went idle in the pool
   std::shared_ptr<ClusterState> counted_in_;  // see countIn()
 };
 

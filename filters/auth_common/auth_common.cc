@@ -86,8 +86,12 @@ struct SipState {
 };
 
 uint64_t load64le(const unsigned char* p) {
-  uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  // One unaligned load (the byte-by-byte loop was not merged into one by the compiler).
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
   return v;
 }
 
@@ -317,7 +321,8 @@ void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_vie
   if (!consumer.empty()) stream.setContext(kContextConsumer, consumer);
   stream.setContext(kContextMethod, method);
   if (!header.empty() && !consumer.empty()) {
-    stream.setHeader(sdk::HeaderMap::kRequest, header, consumer);
+    // Appended: the callers removed the client's copies before authenticating (no scan).
+    stream.addHeader(sdk::HeaderMap::kRequest, header, consumer);
   }
 }
 

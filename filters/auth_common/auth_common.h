@@ -117,8 +117,9 @@ inline constexpr std::string_view kContextConsumer = "consumer";
 inline constexpr std::string_view kContextMethod = "auth.method";
 
 // Marks the request as authenticated: context `consumer` = consumer (when not empty) and
-// `auth.method` = method; when `header` is not empty, sets it on the request to `consumer`.
-// Callers remove incoming copies of `header` before authenticating (see stripHeader).
+// `auth.method` = method; when `header` is not empty, adds it to the request with `consumer`.
+// Callers must remove incoming copies of `header` before authenticating (see stripHeader): it
+// is appended, not set.
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
                  const std::string& header);
 

@@ -67,11 +67,18 @@ ConcurrencyLimitConfig::ConcurrencyLimitConfig(const sdk::ConfigNode& node, cons
 }
 
 std::atomic<int64_t>* ConcurrencyLimitWorker::counter(std::string_view name) {
+  if (last_ != nullptr && name == last_name_) return last_;
+  std::atomic<int64_t>* c = nullptr;
   auto it = cache_.find(std::string(name));
-  if (it != cache_.end()) return it->second;
-  std::atomic<int64_t>* c = sharedCounter(config_.per, name);
-  // Bounded like the registry: a worker that has seen too many names stops caching.
-  if (cache_.size() < kMaxNames) cache_.emplace(std::string(name), c);
+  if (it != cache_.end()) {
+    c = it->second;
+  } else {
+    c = sharedCounter(config_.per, name);
+    // Bounded like the registry: a worker that has seen too many names stops caching.
+    if (cache_.size() < kMaxNames) cache_.emplace(std::string(name), c);
+  }
+  last_name_.assign(name.data(), name.size());
+  last_ = c;  // counters are never freed while the library is loaded (sharedCounter)
   return c;
 }
 

@@ -68,6 +68,9 @@ class ConcurrencyLimitWorker {
  private:
   const ConcurrencyLimitConfig& config_;
   std::unordered_map<std::string, std::atomic<int64_t>*> cache_;
+  // The last name looked up and its counter: consecutive requests mostly share a route.
+  std::string last_name_;
+  std::atomic<int64_t>* last_ = nullptr;
 };
 
 // Per request: holds a slot from onRequestHeaders until onLog (or destruction).

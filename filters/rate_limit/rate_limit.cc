@@ -3,6 +3,7 @@
 #include <arpa/inet.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -214,31 +215,35 @@ RateLimitConfig::RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& h
 bool RateLimitConfig::keyOf(const sdk::Stream& stream, std::string* out) const {
   out->clear();
   for (const KeyPart& part : key) {
-    std::string value;
+    std::string ip;  // only the client address is built; the other parts are views
+    std::string_view value;
     switch (part.kind) {
       case KeyPart::Kind::kClientIp:
-        value = clientIp(stream.clientAddress(), ipv6_prefix);
+        ip = clientIp(stream.clientAddress(), ipv6_prefix);
+        value = ip;
         break;
       case KeyPart::Kind::kHeader:
-        value = std::string(stream.requestHeader(part.header).value_or(""));
+        value = stream.requestHeader(part.header).value_or(std::string_view());
         break;
       case KeyPart::Kind::kConsumer:
-        value = std::string(stream.context("consumer").value_or(""));
+        value = stream.context("consumer").value_or(std::string_view());
         break;
       case KeyPart::Kind::kRoute:
-        value = std::string(stream.routeName());
+        value = stream.routeName();
         break;
       case KeyPart::Kind::kCluster:
-        value = std::string(stream.clusterName());
+        value = stream.clusterName();
         break;
       case KeyPart::Kind::kListener:
-        value = std::string(stream.listenerName());
+        value = stream.listenerName();
         break;
     }
     if (value.empty()) return false;
-    *out += std::to_string(value.size());
-    *out += ':';
-    *out += value;
+    char length[24];
+    const auto done = std::to_chars(length, length + sizeof(length), value.size());
+    out->append(length, done.ptr);
+    out->push_back(':');
+    out->append(value);
   }
   return true;
 }

@@ -1,6 +1,7 @@
 #include "filters/request_id/request_id.h"
 
 #include <array>
+#include <cstring>
 
 namespace sluice::filters {
 
@@ -20,16 +21,41 @@ bool isValidRequestId(std::string_view id) {
   return true;
 }
 
+namespace {
+
+// The two lowercase hex digits of every byte value: kHexPairs[2 * b], kHexPairs[2 * b + 1].
+constexpr std::array<char, 512> makeHexPairs() {
+  constexpr char kHex[] = "0123456789abcdef";
+  std::array<char, 512> t{};
+  for (int b = 0; b < 256; ++b) {
+    t[2 * b] = kHex[b >> 4];
+    t[2 * b + 1] = kHex[b & 0xf];
+  }
+  return t;
+}
+constexpr std::array<char, 512> kHexPairs = makeHexPairs();
+
+// Writes the 8 bytes of `word`, most significant first, as 16 hex digits at the given output
+// offsets (one per byte: the dashes sit between some of them).
+void putWord(uint64_t word, char* out, const uint8_t (&at)[8]) {
+#pragma GCC unroll 8  // -O2 leaves the loop rolled: 16 stores at constant offsets instead
+  for (int i = 0; i < 8; ++i) {
+    const unsigned byte = static_cast<unsigned>(word >> (56 - 8 * i)) & 0xff;
+    std::memcpy(out + at[i], &kHexPairs[2 * byte], 2);
+  }
+}
+
+}  // namespace
+
 void formatUuidV4(uint64_t high, uint64_t low, char* out) {
   high = (high & ~0xf000ull) | 0x4000ull;          // version 4 (bits 48..51)
   low = (low & ~(0x3ull << 62)) | (0x2ull << 62);  // variant 10xx
-  static constexpr char kHex[] = "0123456789abcdef";
-  size_t n = 0;
-  for (int i = 0; i < 32; ++i) {
-    if (i == 8 || i == 12 || i == 16 || i == 20) out[n++] = '-';
-    uint64_t word = i < 16 ? high : low;
-    out[n++] = kHex[(word >> (60 - 4 * (i % 16))) & 0xf];
-  }
+  // xxxxxxxx-xxxx-4xxx-Vxxx-xxxxxxxxxxxx: where each byte's two digits go.
+  static constexpr uint8_t kHighAt[8] = {0, 2, 4, 6, 9, 11, 14, 16};
+  static constexpr uint8_t kLowAt[8] = {19, 21, 24, 26, 28, 30, 32, 34};
+  putWord(high, out, kHighAt);
+  putWord(low, out, kLowAt);
+  out[8] = out[13] = out[18] = out[23] = '-';
 }
 
 std::string formatUuidV4(uint64_t high, uint64_t low) {
@@ -47,10 +73,13 @@ RequestIdWorker::RequestIdWorker(const RequestIdConfig& config, uint32_t worker_
 }
 
 sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
+  bool absent = false;  // known to be absent: the id is appended, no field to replace
   if (config_.trust_incoming) {
     auto incoming = stream.header(sdk::HeaderMap::kRequest, config_.header);
-    bool single = !stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
-    if (incoming && single && isValidRequestId(*incoming)) {
+    if (!incoming) {
+      absent = true;
+    } else if (!stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value() &&
+               isValidRequestId(*incoming)) {
       incoming_.assign(incoming->data(), incoming->size());
       id_ = incoming_;
       return sdk::FilterStatus::kContinue;
@@ -58,7 +87,11 @@ sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool en
   }
   worker_.newId(uuid_);
   id_ = std::string_view(uuid_, kUuidLength);
-  stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);
+  if (absent) {
+    stream.addHeader(sdk::HeaderMap::kRequest, config_.header, id_);
+  } else {
+    stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);  // replaces every copy
+  }
   return sdk::FilterStatus::kContinue;
 }
 

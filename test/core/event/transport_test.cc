@@ -1,147 +1,213 @@
-// event::Transport reading from a Unix stream socket pair: every byte waiting arrives, a burst
-// that is already there takes a few reads of growing size (not one 16 KiB read per readiness
-// event), the high watermark still bounds the input buffer, and a short read goes back to 16
-// KiB reads.
+// The Transport: its write path (output() schedules the flush), its read path (small
+// reservations and a scratch buffer, transport.cc readOnce) and its read inactivity timeout (lazily
+// re-armed): it fires after the timeout without bytes and repeats, bytes restart it, a shorter
+// timeout takes effect at once, a longer one is waited for in full, and none runs while reading is
+// disabled, after setReadTimeout(0) or after stop(). Timings are asserted only as lower bounds (a
+// timeout never fires early); upper bounds are generous guards against a hang.
 #include "core/event/transport.h"
 
-#include <event2/buffer.h>
-#include <event2/event.h>
-#include <fcntl.h>
+#include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
-#include <memory>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace sluice::event {
 namespace {
 
-class TransportReadTest : public ::testing::Test {
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+class TransportTest : public ::testing::Test {
  protected:
   void SetUp() override {
     base_ = event_base_new();
-    ASSERT_NE(base_, nullptr);
     int fds[2];
-    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, fds), 0);
-    reader_fd_ = fds[0];
-    writer_fd_ = fds[1];
-    int big = 4 << 20;  // the kernel caps it (wmem_max); whatever it allows
-    setsockopt(writer_fd_, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    peer_ = fds[1];
+    Transport::Handlers h;
+    h.on_data = [](void* arg) {
+      auto* self = static_cast<TransportTest*>(arg);
+      evbuffer* in = self->transport_->input();
+      size_t n = evbuffer_get_length(in);
+      self->bytes_ += n;
+      std::string chunk(n, '\0');
+      evbuffer_remove(in, chunk.data(), n);
+      self->received_ += chunk;
+    };
+    h.on_drained = [](void*) {};
+    h.on_event = [](void* arg, short what) {
+      auto* self = static_cast<TransportTest*>(arg);
+      self->events_.push_back(what);
+      self->event_times_.push_back(Clock::now());
+      event_base_loopbreak(self->base_);
+    };
+    h.arg = this;
+    transport_ = std::make_unique<Transport>(base_, fds[0], std::make_unique<PlainIo>(),
+                                             Transport::Options{}, h);
+    transport_->start();  // plain TCP: CONNECTED at once
+    ASSERT_EQ(events_.size(), 1u);
+    EXPECT_EQ(events_[0], BEV_EVENT_CONNECTED);
+    events_.clear();
+    event_times_.clear();
   }
   void TearDown() override {
-    transport_.reset();  // closes reader_fd_
-    if (writer_fd_ >= 0) close(writer_fd_);
+    transport_.reset();
+    close(peer_);
     event_base_free(base_);
   }
 
-  // Writes up to `limit` bytes without blocking; returns how many the socket took.
-  size_t fill(size_t limit) {
-    std::string chunk(64 * 1024, 'x');
-    size_t total = 0;
-    while (total < limit) {
-      ssize_t n = write(writer_fd_, chunk.data(), std::min(chunk.size(), limit - total));
-      if (n <= 0) break;
-      total += static_cast<size_t>(n);
-    }
-    return total;
-  }
-
-  void open(size_t high_watermark, bool drain) {
-    drain_ = drain;
-    Transport::Options options;
-    options.read_high_watermark = high_watermark;
-    Transport::Handlers handlers;
-    handlers.on_data = [](void* arg) {
-      auto* self = static_cast<TransportReadTest*>(arg);
-      evbuffer* in = self->transport_->input();
-      self->reads_.push_back(evbuffer_get_length(in) - self->held_);
-      self->max_held_ = std::max(self->max_held_, evbuffer_get_length(in));
-      if (self->drain_) {
-        self->got_ += evbuffer_get_length(in);
-        evbuffer_drain(in, evbuffer_get_length(in));
-      } else {
-        self->held_ = evbuffer_get_length(in);
-        self->got_ = self->held_;
-      }
-    };
-    handlers.on_event = [](void*, short) {};
-    handlers.arg = this;
-    transport_ = std::make_unique<Transport>(base_, reader_fd_, std::make_unique<PlainIo>(),
-                                             options, handlers);
-    transport_->start();
-    transport_->enableRead();
-  }
-
-  // Runs the loop until `bytes` arrived or reading stalls for long (a generous deadline).
-  void runUntil(size_t bytes) {
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-    size_t last = got_;
-    auto last_change = std::chrono::steady_clock::now();
-    while (got_ < bytes && std::chrono::steady_clock::now() < deadline) {
-      event_base_loop(base_, EVLOOP_NONBLOCK);
-      if (got_ != last) {
-        last = got_;
-        last_change = std::chrono::steady_clock::now();
-      } else if (std::chrono::steady_clock::now() - last_change > std::chrono::milliseconds(500)) {
-        break;  // nothing more comes (the watermark test stops here)
-      }
+  // Runs the loop for `d` (or until an event arrives when `until_event`).
+  void run(std::chrono::milliseconds d, bool until_event = false) {
+    auto deadline = Clock::now() + d;
+    while (Clock::now() < deadline) {
+      auto left = std::chrono::duration_cast<std::chrono::microseconds>(deadline - Clock::now());
+      timeval tv{static_cast<time_t>(left.count() / 1000000),
+                 static_cast<suseconds_t>(left.count() % 1000000)};
+      event_base_loopexit(base_, &tv);
+      size_t before = events_.size();
+      event_base_dispatch(base_);
+      if (until_event && events_.size() > before) return;
     }
   }
+  static bool isReadTimeout(short what) { return what == (BEV_EVENT_READING | BEV_EVENT_TIMEOUT); }
 
   event_base* base_ = nullptr;
-  int reader_fd_ = -1;
-  int writer_fd_ = -1;
+  int peer_ = -1;
   std::unique_ptr<Transport> transport_;
-  bool drain_ = true;
-  size_t got_ = 0;
-  size_t held_ = 0;
-  size_t max_held_ = 0;
-  std::vector<size_t> reads_;  // bytes each on_data found new
+  std::vector<short> events_;
+  std::vector<Clock::time_point> event_times_;
+  size_t bytes_ = 0;
+  std::string received_;
 };
 
-TEST_F(TransportReadTest, WaitingBurstTakesFewGrowingReads) {
-  const size_t sent = fill(1 << 20);
-  // 16 + 32 + 32 + 32 KiB: four reads take 112 KiB; one 16 KiB read per event would take 7.
-  if (sent < 112 * 1024) GTEST_SKIP() << "the socket took only " << sent << " bytes";
-  open(0, true);
-  runUntil(sent);
-  ASSERT_EQ(got_, sent);
-  ASSERT_GE(reads_.size(), 4u);
-  EXPECT_EQ(reads_[0], 16u * 1024);
-  EXPECT_EQ(reads_[1], 32u * 1024);
-  EXPECT_EQ(reads_[2], 32u * 1024);
-  EXPECT_EQ(reads_[3], 32u * 1024);
-  for (size_t n : reads_) EXPECT_LE(n, 32u * 1024);  // never more than the largest read
-  EXPECT_LE(reads_.size(), (sent - 16 * 1024) / (32 * 1024) + 2);
+TEST_F(TransportTest, FiresAfterTheTimeoutAndRepeats) {
+  auto start = Clock::now();
+  transport_->setReadTimeout(100);
+  transport_->enableRead();
+  run(10s, true);
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_TRUE(isReadTimeout(events_[0]));
+  EXPECT_GE(event_times_[0] - start, 100ms);
+  run(10s, true);  // nothing arrived: it fires again a timeout later
+  ASSERT_EQ(events_.size(), 2u);
+  EXPECT_TRUE(isReadTimeout(events_[1]));
+  EXPECT_GE(event_times_[1] - event_times_[0], 100ms);
 }
 
-TEST_F(TransportReadTest, ShortReadGoesBackToSixteenKiB) {
-  ASSERT_EQ(fill(80 * 1024), 80u * 1024);  // 16 + 32 + 32: the fourth read finds nothing
-  open(0, true);
-  runUntil(80 * 1024);
-  ASSERT_EQ(reads_.size(), 3u);
-  ASSERT_EQ(fill(20 * 1024), 20u * 1024);  // the 32 KiB read ahead gets it all: short
-  runUntil(100 * 1024);
-  ASSERT_EQ(reads_.size(), 4u);
-  EXPECT_EQ(reads_[3], 20u * 1024);
-  ASSERT_EQ(fill(40 * 1024), 40u * 1024);  // back at 16 KiB, growing again: 16 + 24
-  runUntil(140 * 1024);
-  ASSERT_EQ(reads_.size(), 6u);
-  EXPECT_EQ(reads_[4], 16u * 1024);
-  EXPECT_EQ(reads_[5], 24u * 1024);
+TEST_F(TransportTest, BytesRestartThePeriod) {
+  transport_->setReadTimeout(300);
+  transport_->enableRead();
+  Clock::time_point last_write;
+  for (int i = 0; i < 5; ++i) {
+    last_write = Clock::now();
+    ASSERT_EQ(write(peer_, "x", 1), 1);
+    run(100ms);
+  }
+  EXPECT_EQ(bytes_, 5u);
+  run(10s, true);
+  ASSERT_FALSE(events_.empty());
+  EXPECT_TRUE(isReadTimeout(events_.back()));
+  // Counted from the last byte, not from the first setReadTimeout.
+  EXPECT_GE(event_times_.back() - last_write, 300ms);
 }
 
-TEST_F(TransportReadTest, HighWatermarkStillBoundsTheInput) {
-  const size_t sent = fill(1 << 20);
-  ASSERT_GT(sent, 100u * 1024);
-  open(100 * 1024, false);  // never drained: reading stops at the watermark
-  runUntil(sent);
-  EXPECT_EQ(got_, 100u * 1024);
-  EXPECT_EQ(max_held_, 100u * 1024);
+TEST_F(TransportTest, AShorterTimeoutTakesEffectAtOnce) {
+  transport_->setReadTimeout(60000);
+  transport_->enableRead();
+  run(20ms);
+  auto start = Clock::now();
+  transport_->setReadTimeout(100);
+  run(10s, true);  // a timer left at 60 s would fail this
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_TRUE(isReadTimeout(events_[0]));
+  EXPECT_GE(event_times_[0] - start, 100ms);
+  EXPECT_LT(event_times_[0] - start, 10s);
+}
+
+TEST_F(TransportTest, ALongerTimeoutIsWaitedForInFull) {
+  transport_->setReadTimeout(50);
+  transport_->enableRead();
+  auto start = Clock::now();
+  transport_->setReadTimeout(400);  // the timer armed for 50 ms fires and re-arms
+  run(10s, true);
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_TRUE(isReadTimeout(events_[0]));
+  EXPECT_GE(event_times_[0] - start, 400ms);
+}
+
+TEST_F(TransportTest, NoTimeoutWhileReadingIsDisabledOrAfterZero) {
+  transport_->setReadTimeout(50);
+  transport_->enableRead();
+  transport_->disableRead();
+  run(300ms);
+  EXPECT_TRUE(events_.empty());
+  auto start = Clock::now();
+  transport_->enableRead();  // re-enabling starts a new period
+  run(10s, true);
+  ASSERT_EQ(events_.size(), 1u);
+  EXPECT_GE(event_times_[0] - start, 50ms);
+  transport_->setReadTimeout(0);
+  run(300ms);
+  EXPECT_EQ(events_.size(), 1u);
+}
+
+// Reads go into a small reservation plus a scratch buffer while they stay small, and into a
+// whole-size reservation after a large one (transport.cc, readOnce): bytes of every size, and
+// alternating sizes, arrive complete and in order.
+TEST_F(TransportTest, ReadsOfEverySizeArriveIntact) {
+  transport_->enableRead();
+  std::string sent;
+  const size_t sizes[] = {1,  500, 959, 960, 961, 1500, 16384, 40000, 3,  70000, 10,
+                          10, 10,  10,  10,  10,  10,   10,    10,    10, 2000,  5};
+  for (size_t size : sizes) {
+    std::string part(size, '\0');
+    for (size_t i = 0; i < size; ++i) part[i] = static_cast<char>('a' + (sent.size() + i) % 26);
+    size_t off = 0;
+    while (off < part.size()) {
+      ssize_t w = write(peer_, part.data() + off, part.size() - off);
+      if (w > 0) off += static_cast<size_t>(w);
+      run(5ms);  // the socket pair holds less than 70000 bytes: let the transport read
+    }
+    sent += part;
+    auto deadline = Clock::now() + 10s;
+    while (received_.size() < sent.size() && Clock::now() < deadline) run(5ms);
+    ASSERT_EQ(received_.size(), sent.size()) << "after a write of " << size;
+  }
+  EXPECT_EQ(received_, sent);
+}
+
+// Appending to output() is all it takes: the bytes go out at the end of the loop turn, however
+// many appends there were, and again after the next append.
+TEST_F(TransportTest, BytesAppendedToOutputGoOut) {
+  evbuffer_add(transport_->output(), "abc", 3);
+  evbuffer_add(transport_->output(), "def", 3);
+  EXPECT_EQ(transport_->outputLength(), 6u);
+  auto readPeer = [&](size_t want) {
+    std::string got;
+    auto deadline = Clock::now() + 10s;
+    while (got.size() < want && Clock::now() < deadline) {
+      run(5ms);
+      char buf[64];
+      ssize_t r = read(peer_, buf, sizeof(buf));
+      if (r > 0) got.append(buf, static_cast<size_t>(r));
+    }
+    return got;
+  };
+  EXPECT_EQ(readPeer(6), "abcdef");
+  EXPECT_EQ(transport_->outputLength(), 0u);
+  evbuffer_add(transport_->output(), "ghi", 3);
+  EXPECT_EQ(readPeer(3), "ghi");
+}
+
+TEST_F(TransportTest, NothingAfterStop) {
+  transport_->setReadTimeout(50);
+  transport_->enableRead();
+  transport_->stop();
+  run(300ms);
+  EXPECT_TRUE(events_.empty());
 }
 
 }  // namespace

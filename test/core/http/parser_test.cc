@@ -49,6 +49,8 @@ Outcome parseResponse(const std::string& wire, Recorder* rec) {
   return {res, p.errorStatus(), p.errorReason()};
 }
 
+Outcome parseByteByByte(const std::string& wire, Recorder* r);
+
 void expectRejected(const std::string& wire, uint32_t status) {
   Outcome o = parseRequest(wire);
   EXPECT_EQ(o.result, Parser::Result::kError) << wire;
@@ -67,6 +69,21 @@ TEST(ParserTest, SimpleGetKeepsHeadersInOrder) {
   EXPECT_EQ(h.headers.count("X-A"), 2u);
   EXPECT_EQ(*h.headers.get("x-a", 1), "2");
   EXPECT_EQ(r.completed, 1);
+}
+
+TEST(ParserTest, ValuesLoseTheirSurroundingWhitespaceWholeOrByteByByte) {
+  const std::string wire =
+      "GET / HTTP/1.1\r\nHost: x\r\nX-A: \t a \t b \t \r\nX-B:c\t\r\nX-C:   \r\n\r\n";
+  Recorder whole;
+  ASSERT_EQ(parseRequest(wire, &whole).result, Parser::Result::kOk);
+  Recorder bytes;
+  ASSERT_EQ(parseByteByByte(wire, &bytes).result, Parser::Result::kOk);
+  for (const Recorder* r : {&whole, &bytes}) {
+    ASSERT_EQ(r->heads.size(), 1u);
+    EXPECT_EQ(*r->heads[0].headers.get("x-a"), "a \t b");
+    EXPECT_EQ(*r->heads[0].headers.get("x-b"), "c");
+    EXPECT_EQ(*r->heads[0].headers.get("x-c"), "");
+  }
 }
 
 TEST(ParserTest, ContentLengthBodyAndChunkedBodyAreDecoded) {
@@ -152,6 +169,22 @@ TEST(ParserTest, ByteByByteParsingGivesTheSameVerdicts) {
             Parser::Result::kOk);
   ASSERT_EQ(ok.heads.size(), 1u);
   EXPECT_EQ(*ok.heads[0].headers.get("x-long"), "a b  c");
+  // Interned names are looked up once the name is whole, however it arrived.
+  Recorder split;
+  ASSERT_EQ(parseByteByByte("POST / HTTP/1.1\r\nhOsT: x\r\nCoNtEnT-LeNgTh: 2\r\n"
+                            "Connection: keep-alive, CLOSE\r\n\r\nab",
+                            &split)
+                .result,
+            Parser::Result::kOk);
+  ASSERT_EQ(split.heads.size(), 1u);
+  EXPECT_EQ(split.heads[0].headers.fields()[0].id, HeaderId::kHost);
+  EXPECT_EQ(split.heads[0].headers.fields()[1].id, HeaderId::kContentLength);
+  EXPECT_EQ(split.heads[0].framing, Framing::kContentLength);
+  EXPECT_FALSE(split.heads[0].keep_alive);
+  EXPECT_EQ(split.body, "ab");
+  Recorder two_hosts;
+  EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nHOST: y\r\n\r\n", &two_hosts).status,
+            400u);
   Recorder fold;
   EXPECT_EQ(parseByteByByte("GET / HTTP/1.1\r\nHost: x\r\nX: a\r\n b\r\n\r\n", &fold).status, 400u);
   Recorder empty_fold;

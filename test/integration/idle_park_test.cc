@@ -1,0 +1,165 @@
+// Idle keep-alive connections give up their buffers (DownstreamConnection parking, after
+// IdleParker::kParkAfterMs idle, or at once beyond IdleParker::kMaxUnparked idle connections)
+// and must behave exactly as before: the next request, pipelined requests, the idle timeout, a
+// client's close and a drain all work on a parked connection.
+#include <gtest/gtest.h>
+
+#include <signal.h>
+
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+constexpr char kConfig[] = R"(
+workers: 1
+plugin_paths: ${PLUGINS}
+limits:
+  idle_timeout_ms: 6000
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    context_path: /gateway
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)";
+
+// Longer than IdleParker::kParkAfterMs plus one tick: the connection is parked by then.
+constexpr auto kParked = std::chrono::milliseconds(2600);
+
+class IdleParkTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    backend_ = std::make_unique<EchoBackend>("echo");
+    gateway_ = std::make_unique<Gateway>(
+        kConfig, std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
+  }
+  static void TearDownTestSuite() {
+    gateway_.reset();
+    backend_.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
+  static int port() { return gateway_->port(); }
+  static std::string get(const std::string& path, const Headers& headers = {}) {
+    return buildRequest("GET", path, headers, "", port());
+  }
+  static void expectEcho(RawConnection& conn, const std::string& path) {
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << path << ": " << r.error;
+    EXPECT_EQ(r.status, 200);
+    EXPECT_TRUE(r.keep_alive);
+    EXPECT_EQ(echoString(r.body, "path"), path.substr(8)) << "responses out of order";
+  }
+
+  static inline std::unique_ptr<EchoBackend> backend_;
+  static inline std::unique_ptr<Gateway> gateway_;
+};
+
+TEST_F(IdleParkTest, ParkedConnectionServesTheNextRequests) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/first")));
+  expectEcho(conn, "/gateway/echo/first");
+  std::this_thread::sleep_for(kParked);
+  for (int i = 0; i < 3; ++i) {
+    std::string path = "/gateway/echo/after/" + std::to_string(i);
+    ASSERT_TRUE(conn.send(get(path)));
+    expectEcho(conn, path);
+  }
+  // Parked a second time, then used again.
+  std::this_thread::sleep_for(kParked);
+  ASSERT_TRUE(conn.send(get("/gateway/echo/again")));
+  expectEcho(conn, "/gateway/echo/again");
+}
+
+TEST_F(IdleParkTest, ParkedConnectionWithoutAnyRequestYetServes) {
+  RawConnection conn(port());
+  std::this_thread::sleep_for(kParked);
+  ASSERT_TRUE(conn.send(get("/gateway/echo/late")));
+  expectEcho(conn, "/gateway/echo/late");
+}
+
+TEST_F(IdleParkTest, PipelinedRequestsOnAParkedConnectionAreAnsweredInOrder) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/one")));
+  expectEcho(conn, "/gateway/echo/one");
+  std::this_thread::sleep_for(kParked);
+  ASSERT_TRUE(conn.send(get("/gateway/echo/delay/200") + get("/gateway/echo/p2") +
+                        get("/gateway/echo/p3")));
+  expectEcho(conn, "/gateway/echo/delay/200");
+  expectEcho(conn, "/gateway/echo/p2");
+  expectEcho(conn, "/gateway/echo/p3");
+}
+
+TEST_F(IdleParkTest, RequestSplitAcrossParkingIsReadWhole) {
+  // The first bytes of a request unpark the connection; the rest arrives later.
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/one")));
+  expectEcho(conn, "/gateway/echo/one");
+  std::this_thread::sleep_for(kParked);
+  std::string req = get("/gateway/echo/split");
+  ASSERT_TRUE(conn.send(req.substr(0, 10)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  ASSERT_TRUE(conn.send(req.substr(10)));
+  expectEcho(conn, "/gateway/echo/split");
+}
+
+TEST_F(IdleParkTest, ParkedConnectionIsClosedAtTheIdleTimeout) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/x")));
+  expectEcho(conn, "/gateway/echo/x");
+  std::this_thread::sleep_for(kParked);
+  EXPECT_FALSE(conn.isClosed(100)) << "parked, not closed";
+  EXPECT_TRUE(conn.isClosed(15000)) << "parked connection kept past idle_timeout_ms";
+}
+
+TEST_F(IdleParkTest, ClientClosingAParkedConnectionLeavesTheProxyServing) {
+  {
+    RawConnection conn(port());
+    ASSERT_TRUE(conn.send(get("/gateway/echo/x")));
+    expectEcho(conn, "/gateway/echo/x");
+    std::this_thread::sleep_for(kParked);
+  }  // closed by the client while parked
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/y")));
+  expectEcho(conn, "/gateway/echo/y");
+}
+
+TEST_F(IdleParkTest, ManyIdleConnectionsAreParkedAtOnceAndAllStillServe) {
+  // More idle connections than IdleParker::kMaxUnparked: the oldest are parked without waiting.
+  constexpr int kConns = 400;
+  std::vector<std::unique_ptr<RawConnection>> conns;
+  for (int i = 0; i < kConns; ++i) {
+    conns.push_back(std::make_unique<RawConnection>(port()));
+    ASSERT_TRUE(conns.back()->send(get("/gateway/echo/open/" + std::to_string(i)))) << i;
+    expectEcho(*conns.back(), "/gateway/echo/open/" + std::to_string(i));
+  }
+  for (int i = 0; i < kConns; ++i) {
+    std::string path = "/gateway/echo/reuse/" + std::to_string(i);
+    ASSERT_TRUE(conns[i]->send(get(path))) << i;
+    expectEcho(*conns[i], path);
+  }
+}
+
+TEST(IdleParkDrainTest, DrainClosesParkedConnectionsAndExits) {
+  EchoBackend backend("echo");
+  Gateway gw(kConfig, {{"BACKEND", backend.address()}});
+  ASSERT_TRUE(gw.ready());
+  RawConnection conn(gw.port());
+  ASSERT_TRUE(conn.send(buildRequest("GET", "/gateway/echo/x", {}, "", gw.port())));
+  Response r = conn.readResponse();
+  ASSERT_TRUE(r.complete) << r.error;
+  std::this_thread::sleep_for(kParked);
+  gw.process().signal(SIGTERM);
+  EXPECT_TRUE(conn.isClosed(10000)) << "parked connection not closed by the drain";
+  EXPECT_EQ(gw.process().waitExit(15000), 0);
+}
+
+}  // namespace
+}  // namespace sluice::test
