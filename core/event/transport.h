@@ -4,7 +4,7 @@
 //
 // Reading: one read per readiness event into input(); the owner's on_data runs after each. A
 // read asks for 16 KiB, twice as much after each read that filled what it asked for (up to
-// 128 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
+// 32 KiB: a body arriving faster than it is read), 16 KiB again after a short one; never more
 // than the high watermark leaves room for. Writing: bytes appended to output() go out together
 // (one writev for plain TCP, instead of an EV_WRITE round trip of two epoll_ctl calls) when the
 // transport callback they were appended in returns (any transport's: a response written while

@@ -105,31 +105,31 @@ class TransportReadTest : public ::testing::Test {
 
 TEST_F(TransportReadTest, WaitingBurstTakesFewGrowingReads) {
   const size_t sent = fill(1 << 20);
-  // 16 + 32 + 64 + 128 KiB: four reads take 240 KiB; one 16 KiB read per event would take 15.
-  if (sent < 240 * 1024) GTEST_SKIP() << "the socket took only " << sent << " bytes";
+  // 16 + 32 + 32 + 32 KiB: four reads take 112 KiB; one 16 KiB read per event would take 7.
+  if (sent < 112 * 1024) GTEST_SKIP() << "the socket took only " << sent << " bytes";
   open(0, true);
   runUntil(sent);
   ASSERT_EQ(got_, sent);
   ASSERT_GE(reads_.size(), 4u);
   EXPECT_EQ(reads_[0], 16u * 1024);
   EXPECT_EQ(reads_[1], 32u * 1024);
-  EXPECT_EQ(reads_[2], 64u * 1024);
-  EXPECT_EQ(reads_[3], 128u * 1024);
-  for (size_t n : reads_) EXPECT_LE(n, 128u * 1024);  // never more than the largest read
-  EXPECT_LE(reads_.size(), (sent - 112 * 1024) / (128 * 1024) + 4);
+  EXPECT_EQ(reads_[2], 32u * 1024);
+  EXPECT_EQ(reads_[3], 32u * 1024);
+  for (size_t n : reads_) EXPECT_LE(n, 32u * 1024);  // never more than the largest read
+  EXPECT_LE(reads_.size(), (sent - 16 * 1024) / (32 * 1024) + 2);
 }
 
 TEST_F(TransportReadTest, ShortReadGoesBackToSixteenKiB) {
-  ASSERT_EQ(fill(112 * 1024), 112u * 1024);  // 16 + 32 + 64: the fourth read finds nothing
+  ASSERT_EQ(fill(80 * 1024), 80u * 1024);  // 16 + 32 + 32: the fourth read finds nothing
   open(0, true);
-  runUntil(112 * 1024);
+  runUntil(80 * 1024);
   ASSERT_EQ(reads_.size(), 3u);
-  ASSERT_EQ(fill(20 * 1024), 20u * 1024);  // the 128 KiB read ahead gets it all: short
-  runUntil(132 * 1024);
+  ASSERT_EQ(fill(20 * 1024), 20u * 1024);  // the 32 KiB read ahead gets it all: short
+  runUntil(100 * 1024);
   ASSERT_EQ(reads_.size(), 4u);
   EXPECT_EQ(reads_[3], 20u * 1024);
   ASSERT_EQ(fill(40 * 1024), 40u * 1024);  // back at 16 KiB, growing again: 16 + 24
-  runUntil(172 * 1024);
+  runUntil(140 * 1024);
   ASSERT_EQ(reads_.size(), 6u);
   EXPECT_EQ(reads_[4], 16u * 1024);
   EXPECT_EQ(reads_[5], 24u * 1024);
