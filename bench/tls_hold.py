@@ -13,34 +13,13 @@ memory-per-idle-connection figure; needs only the Python standard library.
 """
 import argparse
 import asyncio
+import os
 import signal
 import ssl
 import sys
 
-
-async def read_response(reader):
-    """Reads one HTTP/1.1 response; returns its status code."""
-    head = await reader.readuntil(b"\r\n\r\n")
-    lines = head.decode("latin-1").split("\r\n")
-    status = int(lines[0].split(" ", 2)[1])
-    length = None
-    chunked = False
-    for line in lines[1:]:
-        name, _, value = line.partition(":")
-        name = name.strip().lower()
-        if name == "content-length":
-            length = int(value.strip())
-        elif name == "transfer-encoding" and "chunked" in value.lower():
-            chunked = True
-    if chunked:
-        while True:
-            size = int((await reader.readuntil(b"\r\n")).split(b";")[0], 16)
-            await reader.readexactly(size + 2)
-            if size == 0:
-                break
-    elif length:
-        await reader.readexactly(length)
-    return status
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+from http_response import read_response  # noqa: E402  (bench/lib)
 
 
 async def open_one(host, port, ctx, request):

@@ -15,6 +15,8 @@ import selectors
 import socket
 import sys
 
+from http_response import framing  # bench/lib, beside this file
+
 
 class Conn:
     def __init__(self, host, port, request):
@@ -32,19 +34,10 @@ class Conn:
         end = self.buf.find(b"\r\n\r\n")
         if end < 0:
             return False
-        head = self.buf[:end].decode("latin-1").split("\r\n")
-        status = head[0].split(" ")
-        if len(status) < 2 or status[1] != "200":
-            sys.exit(f"keepalive_get: unexpected status line {head[0]!r}")
-        length = None
-        chunked = False
-        for line in head[1:]:
-            name, _, value = line.partition(":")
-            name = name.strip().lower()
-            if name == "content-length":
-                length = int(value.strip())
-            elif name == "transfer-encoding" and "chunked" in value.lower():
-                chunked = True
+        status, length, chunked = framing(self.buf[:end])
+        if status != 200:
+            line = self.buf[:end].split(b"\r\n")[0]
+            sys.exit(f"keepalive_get: unexpected status line {line!r}")
         body = self.buf[end + 4:]
         if chunked:
             pos = 0
