@@ -1,5 +1,7 @@
 // Fixture shared by tests that need one sluice (one worker, context path /gateway) in front of
-// one echo backend named "echo" as cluster "echo", started once per test suite.
+// one echo backend named "echo" as cluster "echo", started once per test suite. A suite that
+// needs other settings gives its own config (with ${PLUGINS}, ${PORT} and ${BACKEND}) to
+// startWith() in its own SetUpTestSuite.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -13,10 +15,13 @@ namespace sluice::test {
 
 class EchoFixture : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
+  static void SetUpTestSuite() { startWith(kDefaultConfig); }
+  static void startWith(const char* config) {
     backend_ = std::make_unique<EchoBackend>("echo");
     gateway_ = std::make_unique<Gateway>(
-        R"(
+        config, std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
+  }
+  static constexpr const char* kDefaultConfig = R"(
 workers: 1
 plugin_paths: ${PLUGINS}
 listeners:
@@ -26,9 +31,7 @@ listeners:
 clusters:
   - name: echo
     endpoints: [${BACKEND}]
-)",
-        std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
-  }
+)";
   static void TearDownTestSuite() {
     gateway_.reset();
     backend_.reset();

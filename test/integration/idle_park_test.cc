@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "test/integration/echo_fixture.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -33,22 +34,10 @@ clusters:
 // Longer than IdleParker::kParkAfterMs plus one tick: the connection is parked by then.
 constexpr auto kParked = std::chrono::milliseconds(2600);
 
-class IdleParkTest : public ::testing::Test {
+class IdleParkTest : public EchoFixture {
  protected:
-  static void SetUpTestSuite() {
-    backend_ = std::make_unique<EchoBackend>("echo");
-    gateway_ = std::make_unique<Gateway>(
-        kConfig, std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
-  }
-  static void TearDownTestSuite() {
-    gateway_.reset();
-    backend_.reset();
-  }
-  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
-  static int port() { return gateway_->port(); }
-  static std::string get(const std::string& path, const Headers& headers = {}) {
-    return buildRequest("GET", path, headers, "", port());
-  }
+  static void SetUpTestSuite() { startWith(kConfig); }
+  // expectEchoOf, and the connection is kept.
   static void expectEcho(RawConnection& conn, const std::string& path) {
     Response r = conn.readResponse();
     ASSERT_TRUE(r.complete) << path << ": " << r.error;
@@ -56,9 +45,6 @@ class IdleParkTest : public ::testing::Test {
     EXPECT_TRUE(r.keep_alive);
     EXPECT_EQ(echoString(r.body, "path"), path.substr(8)) << "responses out of order";
   }
-
-  static inline std::unique_ptr<EchoBackend> backend_;
-  static inline std::unique_ptr<Gateway> gateway_;
 };
 
 TEST_F(IdleParkTest, ParkedConnectionServesTheNextRequests) {

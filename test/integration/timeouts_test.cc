@@ -6,6 +6,7 @@
 #include <memory>
 #include <thread>
 
+#include "test/integration/echo_fixture.h"
 #include "test/integration/gateway.h"
 
 namespace sluice::test {
@@ -26,22 +27,9 @@ clusters:
     endpoints: [${BACKEND}]
 )";
 
-class TimeoutsTest : public ::testing::Test {
+class TimeoutsTest : public EchoFixture {
  protected:
-  static void SetUpTestSuite() {
-    backend_ = std::make_unique<EchoBackend>("echo");
-    gateway_ = std::make_unique<Gateway>(
-        kConfig, std::map<std::string, std::string>{{"BACKEND", backend_->address()}});
-  }
-  static void TearDownTestSuite() {
-    gateway_.reset();
-    backend_.reset();
-  }
-  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
-  static int port() { return gateway_->port(); }
-
-  static inline std::unique_ptr<EchoBackend> backend_;
-  static inline std::unique_ptr<Gateway> gateway_;
+  static void SetUpTestSuite() { startWith(kConfig); }
 };
 
 TEST_F(TimeoutsTest, SlowHeadersGet408AndAClose) {
