@@ -22,12 +22,11 @@ Needs only the Python standard library; raise `ulimit -n` above N before running
 import argparse
 import asyncio
 import os
-import signal
 import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from http_response import read_response  # noqa: E402  (bench/lib)
+from http_response import hold, read_response  # noqa: E402  (bench/lib)
 
 
 def request(host, port, close):
@@ -48,32 +47,9 @@ async def one_request(host, port, close):
     return writer
 
 
-async def hold(args):
-    writers = []
-    sem = asyncio.Semaphore(args.concurrency)
-
-    async def guarded():
-        async with sem:
-            writers.append(await one_request(args.host, args.port, args.close))
-
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    rc = 0
-    try:
-        await asyncio.wait_for(asyncio.gather(*(guarded() for _ in range(args.n))), args.timeout)
-        print(f"ready {len(writers)}", flush=True)
-        if not args.close:
-            await stop.wait()
-    except Exception as e:  # noqa: BLE001 - any failure ends the run
-        print(f"error: {type(e).__name__}: {e} ({len(writers)} connections were open)",
-              file=sys.stderr, flush=True)
-        rc = 1
-    for w in writers:
-        w.transport.abort() if rc else w.close()
-    await asyncio.sleep(0)
-    return rc
+async def hold_idle(args):
+    return await hold(lambda: one_request(args.host, args.port, args.close), args.n,
+                      args.concurrency, args.timeout, wait=not args.close)
 
 
 async def connect(args):
@@ -106,7 +82,7 @@ def main():
     ap.add_argument("--concurrency", type=int, default=200)
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds for all N")
     args = ap.parse_args()
-    return asyncio.run(hold(args) if args.mode == "hold" else connect(args))
+    return asyncio.run(hold_idle(args) if args.mode == "hold" else connect(args))
 
 
 if __name__ == "__main__":

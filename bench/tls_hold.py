@@ -14,12 +14,11 @@ memory-per-idle-connection figure; needs only the Python standard library.
 import argparse
 import asyncio
 import os
-import signal
 import ssl
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
-from http_response import read_response  # noqa: E402  (bench/lib)
+from http_response import hold, read_response  # noqa: E402  (bench/lib)
 
 
 async def open_one(host, port, ctx, request):
@@ -49,29 +48,8 @@ async def main():
     request = (f"GET / HTTP/1.1\r\nHost: {args.host}:{args.port}\r\n"
                "Connection: keep-alive\r\n\r\n").encode()
 
-    writers = []
-    sem = asyncio.Semaphore(args.concurrency)
-
-    async def guarded():
-        async with sem:
-            writers.append(await open_one(args.host, args.port, ctx, request))
-
-    loop = asyncio.get_running_loop()
-    stop = asyncio.Event()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    rc = 0
-    try:
-        await asyncio.wait_for(asyncio.gather(*(guarded() for _ in range(args.n))), args.timeout)
-        print(f"ready {len(writers)}", flush=True)
-        await stop.wait()
-    except Exception as e:  # noqa: BLE001 - any failure ends the run
-        print(f"error: {type(e).__name__}: {e} ({len(writers)} connections were open)",
-              file=sys.stderr, flush=True)
-        rc = 1
-    for w in writers:
-        w.transport.abort()
-    return rc
+    return await hold(lambda: open_one(args.host, args.port, ctx, request), args.n,
+                      args.concurrency, args.timeout, abort=True)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,10 @@
-"""http_response.py — reading HTTP/1.1 responses in the bench clients (standard library only).
+"""http_response.py — the bench clients' HTTP/1.1 pieces (standard library only): reading responses,
+holding many connections open.
 
 framing(head) tells how a response's body is delimited (RFC 9112 §6); read_response(reader)
-reads one whole response from an asyncio StreamReader. Used by keepalive_get.py (its own
-non-blocking loop), bench/memory_client.py and bench/tls_hold.py.
+reads one whole response from an asyncio StreamReader; hold(...) opens and holds many
+connections. Used by keepalive_get.py (its own non-blocking loop), bench/memory_client.py and
+bench/tls_hold.py.
 """
 
 
@@ -39,3 +41,43 @@ async def read_response(reader):
     elif length:
         await reader.readexactly(length)
     return status
+
+
+async def hold(open_one, n, concurrency, timeout, wait=True, abort=False):
+    """Opens n connections with open_one() (a coroutine function returning a StreamWriter), at
+    most `concurrency` at once, all within `timeout` seconds; prints "ready N" when they are all
+    open; then, with `wait`, holds them until SIGTERM or SIGINT. Closes them at the end (resets
+    them with `abort`, and after a failure). Returns the exit code: 0, or 1 after a failure
+    (reported on stderr as "error: ...")."""
+    import asyncio
+    import signal
+    import sys
+
+    writers = []
+    sem = asyncio.Semaphore(concurrency)
+
+    async def guarded():
+        async with sem:
+            writers.append(await open_one())
+
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    rc = 0
+    try:
+        await asyncio.wait_for(asyncio.gather(*(guarded() for _ in range(n))), timeout)
+        print(f"ready {len(writers)}", flush=True)
+        if wait:
+            await stop.wait()
+    except Exception as e:  # noqa: BLE001 - any failure ends the run
+        print(f"error: {type(e).__name__}: {e} ({len(writers)} connections were open)",
+              file=sys.stderr, flush=True)
+        rc = 1
+    for w in writers:
+        if rc or abort:
+            w.transport.abort()
+        else:
+            w.close()
+    await asyncio.sleep(0)
+    return rc
