@@ -13,11 +13,24 @@ thread_local Worker* t_current = nullptr;
 
 uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
 
+// The worker's loop keeps time with CLOCK_MONOTONIC. Without EVENT_BASE_FLAG_PRECISE_TIMER
+// libevent reads CLOCK_MONOTONIC_COARSE (a jiffy: 4 ms on a 250 Hz kernel), so a timer could
+// fire up to a jiffy before its delay had passed by CLOCK_MONOTONIC, the clock of the streams'
+// times and Host::nowUs: a filter's timer_arm promises "after delay_ms" (core/api/filter.h).
+event_base* newWorkerBase() {
+  event_config* cfg = event_config_new();
+  if (cfg == nullptr) return event_base_new();
+  event_config_set_flag(cfg, EVENT_BASE_FLAG_PRECISE_TIMER);
+  event_base* base = event_base_new_with_config(cfg);
+  event_config_free(cfg);
+  return base != nullptr ? base : event_base_new();
+}
+
 }  // namespace
 
 Worker::Worker(uint32_t index)
     : index_(index),
-      base_(event_base_new()),
+      base_(newWorkerBase()),
       notifier_(std::make_unique<Notifier>(base_, [this] { runPosted(); })),
       // Only ever activated: EV_PERSIST spares libevent an event_del per activation.
       delete_event_(event_new(base_, -1, EV_PERSIST, &Worker::onDeferredDelete, this)) {

@@ -103,6 +103,9 @@ uint64_t FilterManager::armTimer(uint64_t delay_ms, sluice_timer_fn fn, void* ar
   t->ev = evtimer_new(base_, &FilterManager::onTimer, t.get());
   if (t->ev == nullptr) return 0;
   timeval tv = event::toTimeval(delay_ms > UINT32_MAX ? UINT32_MAX : delay_ms);
+  // libevent counts a timeout from the time it cached when this loop turn began, which is
+  // behind by what the turn has done so far: count from now, so that it never fires early.
+  event_base_update_cache_time(base_);
   evtimer_add(t->ev, &tv);
   const uint64_t id = t->id;
   timers_.push_back(std::move(t));
