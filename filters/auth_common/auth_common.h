@@ -14,6 +14,7 @@
 #include "core/api/sdk/filter.h"
 #include "core/api/sdk/host.h"
 #include "core/api/sdk/metrics.h"
+#include "filters/common/siphash.h"
 
 namespace sluice::filters::auth {
 
@@ -30,10 +31,8 @@ struct DigestHash {
   }
 };
 
-// SipHash-2-4 (Aumasson, Bernstein 2012: https://www.aumasson.jp/siphash/siphash.pdf) of `data`
-// under the 128-bit secret key (k0, k1): a keyed hash for tables whose keys are secrets or
-// attacker-chosen; without the key, nobody can tell or steer which entry an input lands on.
-uint64_t sipHash24(uint64_t k0, uint64_t k1, std::string_view data);
+// SipHash-2-4 (filters/common/siphash.h).
+using filters::sipHash24;
 // 128 bits from OpenSSL's CSPRNG (RAND_bytes) for sipHash24; throws std::runtime_error when it
 // fails (at config load).
 std::pair<uint64_t, uint64_t> randomSipKey();

@@ -7,64 +7,6 @@
 #include <thread>
 
 namespace sluice::filters::rate_limit {
-namespace {
-
-inline uint64_t rotl(uint64_t x, int b) { return (x << b) | (x >> (64 - b)); }
-
-inline void sipRound(uint64_t& v0, uint64_t& v1, uint64_t& v2, uint64_t& v3) {
-  v0 += v1;
-  v1 = rotl(v1, 13);
-  v1 ^= v0;
-  v0 = rotl(v0, 32);
-  v2 += v3;
-  v3 = rotl(v3, 16);
-  v3 ^= v2;
-  v0 += v3;
-  v3 = rotl(v3, 21);
-  v3 ^= v0;
-  v2 += v1;
-  v1 = rotl(v1, 17);
-  v1 ^= v2;
-  v2 = rotl(v2, 32);
-}
-
-inline uint64_t loadLe64(const unsigned char* p) {
-  // One unaligned load (the byte-by-byte loop was not merged into one by the compiler).
-  uint64_t v;
-  std::memcpy(&v, p, sizeof(v));
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-  v = __builtin_bswap64(v);
-#endif
-  return v;
-}
-
-}  // namespace
-
-uint64_t sipHash24(uint64_t k0, uint64_t k1, std::string_view data) {
-  uint64_t v0 = k0 ^ 0x736f6d6570736575ull;
-  uint64_t v1 = k1 ^ 0x646f72616e646f6dull;
-  uint64_t v2 = k0 ^ 0x6c7967656e657261ull;
-  uint64_t v3 = k1 ^ 0x7465646279746573ull;
-  const auto* p = reinterpret_cast<const unsigned char*>(data.data());
-  const size_t n = data.size();
-  const size_t whole = n - n % 8;
-  for (size_t i = 0; i < whole; i += 8) {
-    uint64_t m = loadLe64(p + i);
-    v3 ^= m;
-    sipRound(v0, v1, v2, v3);
-    sipRound(v0, v1, v2, v3);
-    v0 ^= m;
-  }
-  uint64_t last = static_cast<uint64_t>(n & 0xff) << 56;
-  for (size_t i = 0; i < n % 8; ++i) last |= static_cast<uint64_t>(p[whole + i]) << (8 * i);
-  v3 ^= last;
-  sipRound(v0, v1, v2, v3);
-  sipRound(v0, v1, v2, v3);
-  v0 ^= last;
-  v2 ^= 0xff;
-  for (int i = 0; i < 4; ++i) sipRound(v0, v1, v2, v3);
-  return v0 ^ v1 ^ v2 ^ v3;
-}
 
 GcraTable::GcraTable(uint64_t interval_ns, uint64_t burst, size_t max_keys)
     : interval_ns_(interval_ns < 1 ? 1 : interval_ns),

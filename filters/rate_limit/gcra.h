@@ -39,10 +39,12 @@
 #include <mutex>
 #include <string_view>
 
+#include "filters/common/siphash.h"
+
 namespace sluice::filters::rate_limit {
 
-// SipHash-2-4 (Aumasson & Bernstein, 2012) of `data` under the 128-bit key (k0, k1).
-uint64_t sipHash24(uint64_t k0, uint64_t k1, std::string_view data);
+// SipHash-2-4 (filters/common/siphash.h).
+using filters::sipHash24;
 
 // What one request got.
 struct Decision {
