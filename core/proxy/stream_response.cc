@@ -105,8 +105,8 @@ void Stream::onEncodedData(const char* data, size_t len, bool end) {
     info_.bytes_out += len;
     if (rechunk_) {
       http::writeChunk(out, data, len);
-    } else {
-      evbuffer_add(out, data, len);
+    } else if (upstream_ == nullptr || !upstream_->moveBody(out, data, len)) {
+      evbuffer_add(out, data, len);  // (moveBody: the upstream's piece, its chain relinked)
     }
   }
   if (end) {
