@@ -62,8 +62,7 @@ Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
     : conn_(conn),
       runtime_(runtime),
       chain_(std::move(chain)),
-      fm_(*this, runtime.worker().base(), handle()),
-      pending_(evbuffer_new()) {
+      fm_(*this, runtime.worker().base(), handle()) {
   info_.start_unix_us = wallClockUs();
   info_.start_mono_us = internal::nowUs();
   info_.client_address = conn_.clientAddress();
@@ -81,7 +80,7 @@ Stream::~Stream() {
   if (replay_ != nullptr) evbuffer_free(replay_);
   callOnLog();
   fm_.destroyFilters();
-  evbuffer_free(pending_);
+  if (pending_ != nullptr) evbuffer_free(pending_);
 }
 
 void Stream::dropUpstream() {
@@ -219,19 +218,26 @@ void Stream::forwardUpstream() {
     sent_continue_ = true;
   }
   // Any body that arrived while filters ran sits in pending_ already; the head goes first.
-  if (evbuffer_get_length(pending_) == 0) {
-    writeUpstreamHead(pending_);
-  } else {
-    if (replay_ != nullptr) {
-      size_t n = evbuffer_get_length(pending_);
-      replay_ok_ = n <= cluster_->info().config.retry_policy.max_body_bytes;
-      if (replay_ok_) evbuffer_add(replay_, evbuffer_pullup(pending_, -1), n);
+  if (pending_ == nullptr || evbuffer_get_length(pending_) == 0) {
+    // A pooled connection taken at once gets the head written straight into its output
+    // (flushPending); otherwise it waits in pending_ as it would have.
+    head_due_ = true;
+    startAttempt();
+    if (head_due_) {
+      head_due_ = false;
+      if (!finished_) writeUpstreamHead(pendingBuffer());
     }
-    evbuffer* head = evbuffer_new();
-    writeUpstreamHead(head);
-    evbuffer_prepend_buffer(pending_, head);
-    evbuffer_free(head);
+    return;
   }
+  if (replay_ != nullptr) {
+    size_t n = evbuffer_get_length(pending_);
+    replay_ok_ = n <= cluster_->info().config.retry_policy.max_body_bytes;
+    if (replay_ok_) evbuffer_add(replay_, evbuffer_pullup(pending_, -1), n);
+  }
+  evbuffer* head = evbuffer_new();
+  writeUpstreamHead(head);
+  evbuffer_prepend_buffer(pending_, head);
+  evbuffer_free(head);
   startAttempt();
 }
 
