@@ -105,7 +105,7 @@ bool route(const config::Config& config, const config::Listener& listener, std::
     *why = "no route and no context path segment to name a cluster";
     return false;
   }
-  out->cluster = std::string(segment);
+  out->cluster = segment;
   out->upstream_path = std::string(rest);
   return true;
 }

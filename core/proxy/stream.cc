@@ -180,7 +180,9 @@ void Stream::routeRequest() {
     route_name_ =
         route_result_.route->name.empty() ? route_result_.route->prefix : route_result_.route->name;
   } else {
-    route_name_ = "/" + route_result_.cluster;  // first-segment routing: the segment's prefix
+    // First-segment routing: the segment's prefix, "/" and the segment as in the target.
+    route_name_ =
+        std::string_view(route_result_.cluster.data() - 1, route_result_.cluster.size() + 1);
   }
 }
 
@@ -193,7 +195,7 @@ void Stream::onDecodedHeaders() {
   cluster_ = runtime_.cluster(route_result_.cluster);
   if (cluster_ == nullptr) {
     info_.setFlag(kNoRoute);
-    gatewayError(404, "no cluster '" + route_result_.cluster + "' for this path");
+    gatewayError(404, "no cluster '" + std::string(route_result_.cluster) + "' for this path");
     return;
   }
   info_.cluster = cluster_->name();

@@ -208,7 +208,9 @@ class Stream : public event::Deletable,
   bool routed_ = false;
   RouteResult route_result_;
   std::string route_error_;  // why no route matched (404 after the request filters)
-  std::string route_name_;   // the route's name, its prefix, or "/<cluster>" (segment routing)
+  // The route's name, its prefix, or "/<cluster>" (segment routing): points into the route
+  // table's config or into request_.target.
+  std::string_view route_name_;
 
   http::MessageHead request_;
   std::string original_target_;
