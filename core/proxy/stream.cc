@@ -16,6 +16,7 @@ using internal::kHighWatermark;
 namespace internal {
 
 std::string absoluteFormAuthority(const std::string& target) {
+  if (!target.empty() && target[0] == '/') return {};  // origin form (nearly every request)
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() > scheme.size() &&
         http::equalsIgnoreCase(std::string_view(target).substr(0, scheme.size()), scheme)) {
@@ -102,13 +103,22 @@ http::HeaderMap& Stream::headers(sluice_header_map map) {
 // ---------------------------------------------------------------- request path
 
 void Stream::onRequestHead(http::MessageHead& head) {
-  std::swap(request_, head);
+  // As std::swap(request_, head), without its three moves of every string.
+  request_.method.swap(head.method);
+  request_.target.swap(head.target);
+  std::swap(request_.status, head.status);
+  request_.reason.swap(head.reason);
+  std::swap(request_.version_minor, head.version_minor);
+  std::swap(request_.headers, head.headers);
+  std::swap(request_.framing, head.framing);
+  std::swap(request_.content_length, head.content_length);
+  std::swap(request_.keep_alive, head.keep_alive);
   original_target_ = request_.target;
   head_request_ = request_.method == "HEAD";
   info_.method = request_.method;
   info_.path = original_target_;
   info_.protocol = protocolName(request_.version_minor);
-  start_us_ = internal::nowUs();
+  start_us_ = info_.start_mono_us;  // the stream was made for this head just now
   chain_->info().stats->received.inc();
 
   if (request_.method == "CONNECT") {
