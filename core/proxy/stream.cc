@@ -103,11 +103,12 @@ http::HeaderMap& Stream::headers(sluice_header_map map) {
 // ---------------------------------------------------------------- request path
 
 void Stream::onRequestHead(http::MessageHead& head) {
-  // As std::swap(request_, head), without its three moves of every string.
-  request_.method.swap(head.method);
-  request_.target.swap(head.target);
+  // As std::swap(request_, head) (request_ is still empty), without its three moves of every
+  // string: the parser's strings are left empty, as the swap left them.
+  request_.method = std::move(head.method);
+  request_.target = std::move(head.target);
   std::swap(request_.status, head.status);
-  request_.reason.swap(head.reason);
+  request_.reason = std::move(head.reason);
   std::swap(request_.version_minor, head.version_minor);
   std::swap(request_.headers, head.headers);
   std::swap(request_.framing, head.framing);
