@@ -395,6 +395,12 @@ void Transport::readOnce() {
   // After a read that did not fit, the next kLargeReads reads go straight into a reservation of
   // the whole size (a body streams, or responses are large: no copy).
   const bool small = large_reads_left_ == 0 && want > kSmallRead;
+  // Small reads with nothing buffered go to the owner straight from the scratch buffer
+  // (Handlers::on_bytes).
+  if (small && handlers_.on_bytes != nullptr && evbuffer_get_length(input_) == 0) {
+    readDirect(want < sizeof(t_scratch) ? want : sizeof(t_scratch));
+    return;
+  }
   // (A small read follows short reads, which set read_size_ back to kReadSize: the scratch
   // buffer holds the rest. Kept so if that ever changes.)
   if (small && want > kSmallRead + sizeof(t_scratch)) want = kSmallRead + sizeof(t_scratch);
@@ -419,11 +425,7 @@ void Transport::readOnce() {
   size_t n = 0;
   IoStatus st = io_->read(fd_, iov, n_iov, &n);
   if (st == IoStatus::kOk && n > 0) {
-    if (n < want) {
-      read_size_ = kReadSize;
-    } else if (want == read_size_ && read_size_ < kMaxReadSize) {
-      read_size_ *= 2;  // filled: more was waiting
-    }
+    noteReadSize(n, want);
     size_t rest = n < in_place ? n : in_place;
     int used = 0;
     for (int i = 0; i < n_vec && rest > 0; ++i) {
@@ -434,14 +436,40 @@ void Transport::readOnce() {
     }
     evbuffer_commit_space(input_, vec, used);
     if (n > in_place) evbuffer_add(input_, t_scratch, n - in_place);
-    if (n > kSmallRead) {
-      large_reads_left_ = kLargeReads;
-    } else if (large_reads_left_ > 0) {
-      --large_reads_left_;
-    }
   } else {
     evbuffer_commit_space(input_, vec, 0);
   }
+  afterRead(st);
+}
+
+void Transport::noteReadSize(size_t n, size_t want) {
+  if (n < want) {
+    read_size_ = kReadSize;
+  } else if (want == read_size_ && read_size_ < kMaxReadSize) {
+    read_size_ *= 2;  // filled: more was waiting
+  }
+  if (n > kSmallRead) {
+    large_reads_left_ = kLargeReads;
+  } else if (large_reads_left_ > 0) {
+    --large_reads_left_;
+  }
+}
+
+void Transport::readDirect(size_t want) {
+  iovec iov{t_scratch, want};
+  size_t n = 0;
+  IoStatus st = io_->read(fd_, &iov, 1, &n);
+  if (st != IoStatus::kOk || n == 0) {
+    afterRead(st);
+    return;
+  }
+  noteReadSize(n, want);
+  if (io_->hasPending()) event_active(&read_event_, EV_READ, 0);  // more without the socket
+  const size_t used = handlers_.on_bytes(handlers_.arg, t_scratch, n);
+  if (used < n) evbuffer_add(input_, t_scratch + used, n - used);
+}
+
+void Transport::afterRead(IoStatus st) {
   switch (st) {
     case IoStatus::kOk:
       if (io_->hasPending()) event_active(&read_event_, EV_READ, 0);  // more without the socket

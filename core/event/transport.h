@@ -45,6 +45,12 @@ class Transport {
  public:
   struct Handlers {
     void (*on_data)(void* arg) = nullptr;
+    // Optional. A small read (a request or response head, a short body) that finds input()
+    // empty is offered here first, straight from the thread's read buffer (borrowed for the
+    // call: no evbuffer chain is allocated, filled and drained for it). Returns how many of the
+    // `len` bytes it used; the rest is appended to input() (on_data is not called for them: the
+    // owner stopped there and looks at input() when it goes on).
+    size_t (*on_bytes)(void* arg, const char* data, size_t len) = nullptr;
     void (*on_drained)(void* arg) = nullptr;
     void (*on_event)(void* arg, short what) = nullptr;
     void* arg = nullptr;
@@ -129,6 +135,12 @@ class Transport {
   void finishConnect();
   void handshake();
   void readOnce();
+  // A small read into the scratch buffer, offered to Handlers::on_bytes (see there).
+  void readDirect(size_t want);
+  // After a read of `n` bytes that asked for `want`: the next read's size (see transport.cc).
+  void noteReadSize(size_t n, size_t want);
+  // What a read's status means for the owner (on_data, EOF, errors).
+  void afterRead(IoStatus st);
   void flush();
   void fail(short what, std::string reason);
   void updateEvents();

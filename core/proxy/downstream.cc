@@ -73,6 +73,7 @@ void DownstreamConnection::makeTransport(evutil_socket_t fd) {
   options.write_low_watermark = kWriteLowWatermark;
   event::Transport::Handlers handlers;
   handlers.on_data = &DownstreamConnection::onRead;
+  handlers.on_bytes = &DownstreamConnection::onBytes;
   handlers.on_drained = &DownstreamConnection::onDrained;
   handlers.on_event = &DownstreamConnection::onEvent;
   handlers.arg = this;
@@ -211,41 +212,63 @@ void DownstreamConnection::processInput() {
          evbuffer_get_length(in) > 0) {
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
-    bool was_in_message = active_->parser.inMessage();
     size_t consumed = 0;
-    http::Parser::Result r =
-        active_->parser.execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
-    if (state_ == State::kClosed) return;
-    evbuffer_drain(in, consumed);
-    if (r == http::Parser::Result::kError) {
-      badRequest(active_->parser.errorStatus(), active_->parser.errorReason());
-      return;
-    }
-    if (r == http::Parser::Result::kPaused) {
-      parser_paused_ = true;
-      if (stream_ == nullptr && state_ == State::kActive) {
-        // The message's stream already finished (a local reply sent before the request was read
-        // completely, then the rest read and discarded): the next request may be parsed now.
-        parser_paused_ = false;
-        active_->parser.resume();
-      }
-    }
-    transport_->resumeIfDrained();
-    if (!was_in_message && active_->parser.inMessage() && stream_ == nullptr && !header_timer_) {
-      // First bytes of a request: the header timeout (slowloris guard) starts now.
-      header_timer_ = true;
-      header_start_ms_ = loopTimeMs();
-      setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
-    } else if (header_timer_ && stream_ == nullptr && active_->parser.inMessage() &&
-               loopTimeMs() - header_start_ms_ >= listenerInfo().limits.request_header_timeout_ms) {
-      // The read timeout restarts with every byte; a client trickling its headers is held to
-      // request_header_timeout_ms from its first byte here (no timer per request: checked as
-      // bytes arrive, so a slow client is cut within twice the timeout at worst).
-      stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
-      badRequest(408, "request headers not received within request_header_timeout_ms");
-      return;
+    if (!parse(static_cast<const char*>(vec.iov_base), vec.iov_len, in, &consumed)) return;
+  }
+}
+
+size_t DownstreamConnection::onBytes(void* arg, const char* data, size_t len) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kLingering) {
+    if (internal::nowUs() >= self->linger_until_us_) self->closeNow();
+    return len;  // read and discarded (onRead)
+  }
+  size_t used = 0;
+  while (used < len && self->state_ == State::kActive && !self->parser_paused_ &&
+         !self->reading_paused_) {
+    size_t consumed = 0;
+    const bool go = self->parse(data + used, len - used, nullptr, &consumed);
+    used += consumed;
+    if (!go) break;
+  }
+  // Closing (refused, or cut): the rest would only be discarded from input().
+  return self->state_ == State::kActive ? used : len;
+}
+
+bool DownstreamConnection::parse(const char* data, size_t len, evbuffer* in, size_t* consumed) {
+  bool was_in_message = active_->parser.inMessage();
+  http::Parser::Result r = active_->parser.execute(data, len, consumed);
+  if (state_ == State::kClosed) return false;
+  if (in != nullptr) evbuffer_drain(in, *consumed);
+  if (r == http::Parser::Result::kError) {
+    badRequest(active_->parser.errorStatus(), active_->parser.errorReason());
+    return false;
+  }
+  if (r == http::Parser::Result::kPaused) {
+    parser_paused_ = true;
+    if (stream_ == nullptr && state_ == State::kActive) {
+      // The message's stream already finished (a local reply sent before the request was read
+      // completely, then the rest read and discarded): the next request may be parsed now.
+      parser_paused_ = false;
+      active_->parser.resume();
     }
   }
+  transport_->resumeIfDrained();
+  if (!was_in_message && active_->parser.inMessage() && stream_ == nullptr && !header_timer_) {
+    // First bytes of a request: the header timeout (slowloris guard) starts now.
+    header_timer_ = true;
+    header_start_ms_ = loopTimeMs();
+    setReadTimeout(listenerInfo().limits.request_header_timeout_ms);
+  } else if (header_timer_ && stream_ == nullptr && active_->parser.inMessage() &&
+             loopTimeMs() - header_start_ms_ >= listenerInfo().limits.request_header_timeout_ms) {
+    // The read timeout restarts with every byte; a client trickling its headers is held to
+    // request_header_timeout_ms from its first byte here (no timer per request: checked as
+    // bytes arrive, so a slow client is cut within twice the timeout at worst).
+    stats_->timeouts[stats::ListenerStats::kHeaderTimeout].inc();
+    badRequest(408, "request headers not received within request_header_timeout_ms");
+    return false;
+  }
+  return true;
 }
 
 uint64_t DownstreamConnection::loopTimeMs() const {

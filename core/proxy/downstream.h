@@ -96,6 +96,12 @@ class DownstreamConnection : public event::Deletable,
   void onHandshakeDone();
   static void onResume(evutil_socket_t, short, void* arg);
   void processInput();
+  // Bytes read while nothing was buffered, parsed where they are (Transport::Handlers).
+  static size_t onBytes(void* arg, const char* data, size_t len);
+  // One parser pass over `data`: the front chain of `in` (drained of what was used at once),
+  // or bytes straight from a read (`in` null). `*consumed`: the bytes used. False when parsing
+  // stops here (a pause, a refusal, the connection closing).
+  bool parse(const char* data, size_t len, evbuffer* in, size_t* consumed);
   void badRequest(uint32_t status, const std::string& reason);
   void closeAfterFlush();
   void startLingering();

@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace sluice::event {
@@ -179,6 +180,54 @@ TEST_F(TransportTest, ReadsOfEverySizeArriveIntact) {
     ASSERT_EQ(received_.size(), sent.size()) << "after a write of " << size;
   }
   EXPECT_EQ(received_, sent);
+}
+
+// Handlers::on_bytes: small reads with nothing buffered are offered straight from the read
+// buffer; what the owner leaves goes into input() (read with the next bytes, through on_data),
+// so every byte arrives once and in order whether it was taken from an offer or from input().
+TEST_F(TransportTest, BytesLeftFromADirectOfferWaitInInput) {
+  using Self = std::remove_pointer_t<decltype(this)>;  // the lambdas reach protected members
+  static size_t offers;
+  offers = 0;
+  Transport::Handlers h;
+  h.on_data = [](void* arg) {
+    auto* self = static_cast<Self*>(arg);
+    evbuffer* in = self->transport_->input();
+    std::string chunk(evbuffer_get_length(in), '\0');
+    evbuffer_remove(in, chunk.data(), chunk.size());
+    self->received_ += chunk;
+  };
+  h.on_bytes = [](void* arg, const char* data, size_t len) -> size_t {
+    auto* self = static_cast<Self*>(arg);
+    ++offers;
+    EXPECT_EQ(evbuffer_get_length(self->transport_->input()), 0u);
+    size_t take = len > 3 ? len - 3 : len / 2;  // leaves a few bytes (or half of a short read)
+    self->received_.append(data, take);
+    return take;
+  };
+  h.on_drained = [](void*) {};
+  h.on_event = [](void* arg, short) { event_base_loopbreak(static_cast<Self*>(arg)->base_); };
+  h.arg = this;
+  transport_->setHandlers(h);
+  transport_->enableRead();
+  std::string sent;
+  for (size_t size : {10, 1, 2, 500, 5, 900, 7, 3, 40}) {
+    std::string part(size, '\0');
+    for (size_t i = 0; i < size; ++i) part[i] = static_cast<char>('a' + (sent.size() + i) % 26);
+    ASSERT_EQ(write(peer_, part.data(), part.size()), static_cast<ssize_t>(part.size()));
+    sent += part;
+    // Everything but what the last offer left is there (that waits for the next read).
+    auto deadline = Clock::now() + 10s;
+    while (received_.size() + evbuffer_get_length(transport_->input()) < sent.size() &&
+           Clock::now() < deadline) {
+      run(5ms);
+    }
+    ASSERT_EQ(received_.size() + evbuffer_get_length(transport_->input()), sent.size());
+  }
+  std::string rest(evbuffer_get_length(transport_->input()), '\0');
+  evbuffer_remove(transport_->input(), rest.data(), rest.size());
+  EXPECT_EQ(received_ + rest, sent);
+  EXPECT_GT(offers, 0u);
 }
 
 // Appending to output() is all it takes: the bytes go out at the end of the loop turn, however
