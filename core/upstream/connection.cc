@@ -58,6 +58,7 @@ std::unique_ptr<UpstreamConnection> UpstreamConnection::connect(
   options.write_low_watermark = kWriteLowWatermark;
   event::Transport::Handlers handlers;
   handlers.on_data = &UpstreamConnection::onRead;
+  handlers.on_bytes = &UpstreamConnection::onBytes;
   handlers.on_drained = &UpstreamConnection::onDrained;
   handlers.on_event = &UpstreamConnection::onEvent;
   handlers.arg = conn.get();
@@ -151,39 +152,66 @@ void UpstreamConnection::parseInput() {
   if (transport_ == nullptr) return;  // handed to a tunnel
   evbuffer* in = transport_->input();
   while (!failed_ && evbuffer_get_length(in) > 0) {
-    if (callbacks_ == nullptr) {
-      // Bytes while no exchange is running: the upstream broke the protocol. (A connection
-      // whose response said close is being dropped anyway: its stray bytes are ignored.)
-      if (!keep_alive_) {
-        evbuffer_drain(in, evbuffer_get_length(in));
-        return;
-      }
-      fail(UpstreamError::kBadResponse, "unexpected bytes on an idle connection");
-      return;
-    }
-    if (!transport_->readEnabled()) return;  // paused by backpressure
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
     size_t consumed = 0;
-    parse_begin_ = static_cast<const char*>(vec.iov_base);
-    parse_end_ = parse_begin_ + vec.iov_len;
-    parse_drained_ = 0;
-    http::Parser::Result r = parser_.execute(parse_begin_, vec.iov_len, &consumed);
-    parse_begin_ = parse_end_ = nullptr;
-    if (consumed > parse_drained_) evbuffer_drain(in, consumed - parse_drained_);
-    if (r == http::Parser::Result::kError) {
-      fail(UpstreamError::kBadResponse, parser_.errorReason());
-      return;
-    }
-    if (r == http::Parser::Result::kPaused) {
-      if (switched_) {
-        // 101 done: the rest is the new protocol's, left in the input for the tunnel.
-        if (callbacks_ != nullptr) callbacks_->onUpstreamSwitched();
-        return;
-      }
-      parser_.resume();
-    }
+    if (!parse(static_cast<const char*>(vec.iov_base), vec.iov_len, in, &consumed)) return;
   }
+}
+
+size_t UpstreamConnection::onBytes(void* arg, const char* data, size_t len) {
+  auto* self = static_cast<UpstreamConnection*>(arg);
+  size_t used = 0;
+  while (!self->failed_ && used < len) {
+    size_t consumed = 0;
+    const bool go = self->parse(data + used, len - used, nullptr, &consumed);
+    used += consumed;
+    if (!go) break;
+  }
+  return self->failed_ ? len : used;  // a failed connection's bytes would only be dropped
+}
+
+bool UpstreamConnection::parse(const char* data, size_t len, evbuffer* in, size_t* consumed) {
+  *consumed = 0;
+  if (callbacks_ == nullptr) {
+    // Bytes while no exchange is running: the upstream broke the protocol. (A connection
+    // whose response said close is being dropped anyway: its stray bytes are ignored.)
+    if (!keep_alive_) {
+      if (in != nullptr) evbuffer_drain(in, evbuffer_get_length(in));
+      *consumed = len;
+      return false;
+    }
+    fail(UpstreamError::kBadResponse, "unexpected bytes on an idle connection");
+    return false;
+  }
+  if (!transport_->readEnabled()) return false;  // paused by backpressure
+  if (in != nullptr) {                           // moveBody may take pieces of this chain
+    parse_begin_ = data;
+    parse_end_ = data + len;
+    parse_drained_ = 0;
+  }
+  http::Parser::Result r = parser_.execute(data, len, consumed);
+  if (in != nullptr) {
+    parse_begin_ = parse_end_ = nullptr;
+    if (*consumed > parse_drained_) evbuffer_drain(in, *consumed - parse_drained_);
+  }
+  if (r == http::Parser::Result::kError) {
+    fail(UpstreamError::kBadResponse, parser_.errorReason());
+    return false;
+  }
+  if (r == http::Parser::Result::kPaused) {
+    if (switched_) {
+      // 101 done: the rest is the new protocol's, left in the input for the tunnel.
+      if (in == nullptr && *consumed < len) {
+        evbuffer_add(transport_->input(), data + *consumed, len - *consumed);
+        *consumed = len;
+      }
+      if (callbacks_ != nullptr) callbacks_->onUpstreamSwitched();
+      return false;
+    }
+    parser_.resume();
+  }
+  return true;
 }
 
 bool UpstreamConnection::moveBody(evbuffer* dst, const char* data, size_t len) {

@@ -122,6 +122,12 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host,
                      const http::ParserLimits& limits);
   static void onRead(void* arg);
+  // Bytes read while nothing was buffered, parsed where they are (Transport::Handlers).
+  static size_t onBytes(void* arg, const char* data, size_t len);
+  // One parser pass over `data`: the front chain of `in` (drained of what was used at once),
+  // or bytes straight from a read (`in` null; after a 101 the rest is put into the input for
+  // the tunnel). `*consumed`: the bytes used. False when parsing stops here.
+  bool parse(const char* data, size_t len, evbuffer* in, size_t* consumed);
   static void onDrained(void* arg);
   static void onEvent(void* arg, short what);
   void fail(UpstreamError error, const std::string& detail);
