@@ -38,13 +38,24 @@ thread_local char t_scratch[kReadSize];
 // are flushed when the outermost one returns (Transport::CallbackScope).
 thread_local Transport* t_flush_head = nullptr;
 
-uint64_t monotonicUs() {
+uint64_t readMonotonicUs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
+// monotonicNowUs()'s value in the running transport callback (0: not read yet).
+thread_local uint64_t t_callback_now_us = 0;
+
+uint64_t monotonicUs() { return monotonicNowUs(); }
+
 }  // namespace
+
+uint64_t monotonicNowUs() {
+  if (Worker::transport_callback_depth == 0) return readMonotonicUs();
+  if (t_callback_now_us == 0) t_callback_now_us = readMonotonicUs();
+  return t_callback_now_us;
+}
 
 Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
                      const Options& options, const Handlers& handlers)
@@ -72,7 +83,9 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
 // deferred delete either.
 class Transport::CallbackScope {
  public:
-  CallbackScope() { ++Worker::transport_callback_depth; }
+  CallbackScope() {
+    if (Worker::transport_callback_depth++ == 0) t_callback_now_us = 0;
+  }
   ~CallbackScope() {
     if (Worker::transport_callback_depth == 1) {
       // Still inside: flushes that on_drained handlers or destructors cause, and objects they
@@ -88,6 +101,7 @@ class Transport::CallbackScope {
         }
         if (worker != nullptr) worker->deleteDeferred();
       } while (t_flush_head != nullptr);
+      t_callback_now_us = 0;
     }
     --Worker::transport_callback_depth;
   }

@@ -41,6 +41,12 @@
 
 namespace sluice::event {
 
+// The monotonic clock in µs, read at most once per transport callback: inside one (and all it
+// calls) the first caller reads the clock and later ones get the same value (one callback's work
+// takes microseconds); outside any, a fresh read. For durations and deadlines of requests; any
+// thread (the cache is thread-local).
+uint64_t monotonicNowUs();
+
 class Transport {
  public:
   struct Handlers {

@@ -8,6 +8,7 @@
 #include <string_view>
 
 #include "core/api/balancer.h"
+#include "core/event/transport.h"
 #include "core/http/headers.h"
 #include "core/upstream/connection.h"
 
@@ -21,11 +22,8 @@ constexpr size_t kLowWatermark = 64 * 1024;
 // much body is still to come (it is read and discarded); more, or a chunked body, closes it.
 constexpr uint64_t kMaxDiscardBytes = 64 * 1024;
 
-inline uint64_t nowUs() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
-}
+// Monotonic µs, read once per transport callback (event::monotonicNowUs).
+inline uint64_t nowUs() { return event::monotonicNowUs(); }
 
 // "host:port" of an absolute-form target ("http://host:port/path"), or "".
 std::string absoluteFormAuthority(const std::string& target);
