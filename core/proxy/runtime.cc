@@ -226,13 +226,13 @@ bool WorkerRuntime::handOff(ListenerSlot& slot, int fd, const sockaddr* addr, in
   std::memcpy(&peer, addr, peer_len);
   slot.chain->info().stats->rebalanced.inc();
   balancer_->post(to, [name = slot.name, fd, peer, peer_len](WorkerRuntime& rt) {
-    rt.adopt(name, fd, peer, peer_len);
+    rt.acceptHandedOver(name, fd, peer, peer_len);
   });
   return true;
 }
 
-void WorkerRuntime::adopt(const std::string& listener, int fd, const sockaddr_storage& addr,
-                          socklen_t len) {
+void WorkerRuntime::acceptHandedOver(const std::string& listener, int fd,
+                                     const sockaddr_storage& addr, socklen_t len) {
   std::shared_ptr<ListenerSlot> slot;
   for (auto& l : listeners_) {
     if (l != nullptr && !l->removed && l->name == listener) slot = l;

@@ -186,7 +186,8 @@ class WorkerRuntime {
   // Serves a connection another worker accepted on listener `listener` and handed over
   // (ConnectionBalancer::pick chose this worker); nothing has been read from `fd`. Takes the
   // fd: closes it when this worker has no such listener (a reload removed it) or drains.
-  void adopt(const std::string& listener, int fd, const sockaddr_storage& addr, socklen_t len);
+  void acceptHandedOver(const std::string& listener, int fd, const sockaddr_storage& addr,
+                        socklen_t len);
   size_t connectionCount() const { return connections_.size(); }
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
