@@ -44,7 +44,10 @@ uint64_t readMonotonicUs() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000u + static_cast<uint64_t>(ts.tv_nsec) / 1000u;
 }
 
-// monotonicNowUs()'s value in the running transport callback (0: not read yet).
+// monotonicNowUs()'s state: inside a transport callback, and the value read in it (0: not read
+// yet). Here rather than Worker::transport_callback_depth: a thread_local of this file is a
+// plain %fs access, one defined elsewhere goes through its TLS wrapper function.
+thread_local bool t_in_callback = false;
 thread_local uint64_t t_callback_now_us = 0;
 
 uint64_t monotonicUs() { return monotonicNowUs(); }
@@ -52,7 +55,7 @@ uint64_t monotonicUs() { return monotonicNowUs(); }
 }  // namespace
 
 uint64_t monotonicNowUs() {
-  if (Worker::transport_callback_depth == 0) return readMonotonicUs();
+  if (!t_in_callback) return readMonotonicUs();
   if (t_callback_now_us == 0) t_callback_now_us = readMonotonicUs();
   return t_callback_now_us;
 }
@@ -84,7 +87,10 @@ Transport::Transport(event_base* base, int fd, std::unique_ptr<TransportIo> io,
 class Transport::CallbackScope {
  public:
   CallbackScope() {
-    if (Worker::transport_callback_depth++ == 0) t_callback_now_us = 0;
+    if (Worker::transport_callback_depth++ == 0) {
+      t_in_callback = true;
+      t_callback_now_us = 0;
+    }
   }
   ~CallbackScope() {
     if (Worker::transport_callback_depth == 1) {
@@ -101,6 +107,7 @@ class Transport::CallbackScope {
         }
         if (worker != nullptr) worker->deleteDeferred();
       } while (t_flush_head != nullptr);
+      t_in_callback = false;
       t_callback_now_us = 0;
     }
     --Worker::transport_callback_depth;
