@@ -125,6 +125,7 @@ WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
   connections_.clear();
   pool_.clear();
+  last_cluster_ = nullptr;
   clusters_.clear();
 }
 
@@ -273,6 +274,7 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
     it->second->setQueue(std::move(queue));
     return;
   }
+  last_cluster_ = nullptr;
   std::string name = info->config.name;
   auto cluster =
       std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts), worker_);
@@ -280,11 +282,17 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
   clusters_[name] = std::move(cluster);
 }
 
-void WorkerRuntime::removeCluster(const std::string& name) { clusters_.erase(name); }
+void WorkerRuntime::removeCluster(const std::string& name) {
+  last_cluster_ = nullptr;
+  clusters_.erase(name);
+}
 
-std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(const std::string& name) const {
-  auto it = clusters_.find(name);
-  return it == clusters_.end() ? nullptr : it->second;
+std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(std::string_view name) const {
+  if (last_cluster_ != nullptr && last_cluster_->first == name) return last_cluster_->second;
+  auto it = clusters_.find(absl::string_view(name.data(), name.size()));
+  if (it == clusters_.end()) return nullptr;
+  last_cluster_ = &*it;
+  return it->second;
 }
 
 void WorkerRuntime::release(DownstreamConnection* conn) {

@@ -178,8 +178,9 @@ class WorkerRuntime {
                   std::shared_ptr<const upstream::HostSet> hosts,
                   std::shared_ptr<upstream::WaitQueue> queue = nullptr);
   void removeCluster(const std::string& name);
-  // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it.
-  std::shared_ptr<upstream::WorkerCluster> cluster(const std::string& name) const;
+  // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it. The last one
+  // found is remembered (most requests name the same cluster as the one before).
+  std::shared_ptr<upstream::WorkerCluster> cluster(std::string_view name) const;
 
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
@@ -219,6 +220,9 @@ class WorkerRuntime {
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
+  // cluster()'s last answer (null: none); reset whenever clusters_ changes.
+  mutable const std::pair<const std::string, std::shared_ptr<upstream::WorkerCluster>>*
+      last_cluster_ = nullptr;
   IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   MemoryTrim trim_;  // malloc_trim once a burst of connections has closed

@@ -168,9 +168,7 @@ const std::string* Stream::contextGet(std::string_view key) const {
 
 std::string_view Stream::attribute(sluice_attribute attr) const {
   const tls::ConnectionInfo* tls = conn_.tlsInfo();
-  auto present = [](const std::string& s) {
-    return s.empty() ? std::string_view() : std::string_view(s);
-  };
+  auto present = [](std::string_view s) { return s.empty() ? std::string_view() : s; };
   switch (attr) {
     case SLUICE_ATTR_ROUTE_NAME:
       return routed_ ? present(route_name_) : std::string_view();
