@@ -38,18 +38,30 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
     }
     instances_.push_back(std::move(instance));
   }
+  entries_.resize(instances_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const sluice_filter_plugin& hooks = info_->filters[i]->hooks();
+    Entry& e = entries_[i];
+    e.worker = instances_[i]->worker;
+    e.stream_create = hooks.stream_create;
+    e.stream_destroy = hooks.stream_destroy;
+    e.headers[0] = hooks.on_request_headers;
+    e.headers[1] = hooks.on_response_headers;
+    e.body[0] = hooks.on_request_body;
+    e.body[1] = hooks.on_response_body;
+    e.on_log = hooks.on_log;
+    for (int d = 0; d < 2; ++d) body_hooks_[d] += e.body[d] != nullptr ? 1 : 0;
+  }
 }
 
 // Members go in reverse order: the instances (worker_destroy) before the info that keeps their
 // config instances alive.
 WorkerFilterChain::~WorkerFilterChain() = default;
 
-const std::vector<stats::FilterStats>& WorkerFilterChain::filterStats() {
-  if (!filter_stats_) {
-    filter_stats_.emplace();
-    filter_stats_->reserve(size());
-    for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
-  }
+const std::vector<stats::FilterStats>& WorkerFilterChain::makeFilterStats() {
+  filter_stats_.emplace();
+  filter_stats_->reserve(size());
+  for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
   return *filter_stats_;
 }
 

@@ -82,6 +82,25 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   WorkerFilterChain(const WorkerFilterChain&) = delete;
   WorkerFilterChain& operator=(const WorkerFilterChain&) = delete;
 
+  // What the runner calls for filter i, fixed for the chain's life (copied out of the plugin's
+  // table and the worker instance once, when the chain is built, so that a stream reads them in
+  // one place): the worker instance (nullptr: worker_create failed) and the hooks (nullptr
+  // where the plugin has none).
+  using HeadersHook = sluice_filter_status (*)(void*, sluice_stream*, int);
+  using BodyHook = sluice_filter_status (*)(void*, sluice_stream*, const char*, size_t, int);
+  struct Entry {
+    void* worker = nullptr;
+    void* (*stream_create)(void*, sluice_stream*) = nullptr;
+    void (*stream_destroy)(void*) = nullptr;
+    HeadersHook headers[2] = {nullptr, nullptr};  // by direction: request, response
+    BodyHook body[2] = {nullptr, nullptr};
+    void (*on_log)(void*, const sluice_stream*) = nullptr;
+  };
+  // size() entries, in chain order; valid while the chain lives.
+  const Entry* entries() const { return entries_.data(); }
+  // How many entries have a body hook in direction `d` (0: request, 1: response).
+  uint8_t bodyHooks(int d) const { return body_hooks_[d]; }
+
   const ListenerInfo& info() const { return *info_; }
   size_t size() const { return instances_.size(); }
   const plugin::FilterConfig& filter(size_t i) const { return *info_->filters[i]; }
@@ -91,7 +110,9 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // Per-filter metric handles (stats::FilterStats; labels: the listener's name, each entry's
   // filter name), in chain order, resolved on first use (the registry's lock, once per chain on
   // each worker). Worker thread.
-  const std::vector<stats::FilterStats>& filterStats();
+  const std::vector<stats::FilterStats>& filterStats() {
+    return filter_stats_ ? *filter_stats_ : makeFilterStats();
+  }
   // Whether the next stream of this chain measures its hook time (sluice_filter_duration_seconds):
   // one in kTimedEvery, the first one included, so that the clock is not read around every hook
   // of every request. Worker thread.
@@ -115,7 +136,11 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   void setRoutes(const std::shared_ptr<const RouteTable>& routes);
 
  private:
+  const std::vector<stats::FilterStats>& makeFilterStats();
+
   std::optional<std::vector<stats::FilterStats>> filter_stats_;
+  std::vector<Entry> entries_;  // parallel to instances_
+  uint8_t body_hooks_[2] = {0, 0};
   std::shared_ptr<const ListenerInfo> info_;
   uint32_t worker_index_;
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
