@@ -38,6 +38,7 @@ constexpr std::string_view kIdNames[] = {
     "age",
     "authorization",
     "cache-control",
+    "close",
     "connection",
     "content-encoding",
     "content-length",
@@ -86,6 +87,7 @@ constexpr std::string_view kIdSpellings[] = {
     "Age",
     "Authorization",
     "Cache-Control",
+    "Close",
     "Connection",
     "Content-Encoding",
     "Content-Length",
@@ -359,6 +361,8 @@ void HeaderMap::recycle() noexcept {
   bytes_ = nullptr;
   used_ = cap_ = 0;
   present_ = 0;
+  connection_options_ = 0;
+  connection_other_ = false;
 }
 
 HeaderMap::HeaderMap(HeaderMap&& other) noexcept
@@ -366,13 +370,15 @@ HeaderMap::HeaderMap(HeaderMap&& other) noexcept
       bytes_(std::exchange(other.bytes_, nullptr)),
       used_(std::exchange(other.used_, 0)),
       cap_(std::exchange(other.cap_, 0)),
-      present_(std::exchange(other.present_, 0)) {
+      present_(std::exchange(other.present_, 0)),
+      connection_options_(std::exchange(other.connection_options_, 0)),
+      connection_other_(std::exchange(other.connection_other_, false)) {
   other.fields_.clear();
 }
 
 HeaderMap& HeaderMap::operator=(HeaderMap&& other) noexcept {
   if (this != &other) {
-    recycle();
+    if (bytes_ != nullptr || fields_.capacity() != 0) recycle();
     swap(other);
   }
   return *this;
@@ -384,6 +390,19 @@ void HeaderMap::swap(HeaderMap& other) noexcept {
   std::swap(used_, other.used_);
   std::swap(cap_, other.cap_);
   std::swap(present_, other.present_);
+  std::swap(connection_options_, other.connection_options_);
+  std::swap(connection_other_, other.connection_other_);
+}
+
+void HeaderMap::noteConnection(std::string_view value) {
+  forEachListElement(value, [&](std::string_view el) {
+    const HeaderId id = headerId(el);
+    if (id == HeaderId::kOther) {
+      connection_other_ = true;
+    } else {
+      connection_options_ |= idBit(id);
+    }
+  });
 }
 
 HeaderMap::HeaderMap(const HeaderMap& other) { copyFrom(other); }
@@ -462,6 +481,7 @@ void HeaderMap::append(HeaderId id, std::string_view name, std::string_view valu
   used_ += need;
   fields_.push_back(HeaderField{name, std::string_view(p, value.size()), id});
   present_ |= idBit(id);
+  if (id == HeaderId::kConnection) noteConnection(fields_.back().value);
 }
 
 void HeaderMap::add(std::string_view name, std::string_view value) {
@@ -488,6 +508,10 @@ void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view va
     return;
   }
   // Later fields of that name go; the first keeps its place and takes the new value.
+  if (id == HeaderId::kConnection) {
+    connection_options_ = 0;  // noted again below from the one Connection field left
+    connection_other_ = false;
+  }
   const size_t at = static_cast<size_t>(it - fields_.begin());
   fields_.erase(std::remove_if(it + 1, fields_.end(),
                                [&](const HeaderField& f) { return named(f, id, name); }),
@@ -498,13 +522,14 @@ void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view va
     char* p = bytes_ + (old.data() - bytes_);
     if (!value.empty()) std::memmove(p, value.data(), value.size());  // it may be `old` itself
     fields_[at].value = std::string_view(p, value.size());
-    return;
+  } else {
+    if (cap_ - used_ < value.size()) grow(value.size(), &value, nullptr);
+    char* p = bytes_ + used_;
+    if (!value.empty()) std::memcpy(p, value.data(), value.size());
+    used_ += value.size();
+    fields_[at].value = std::string_view(p, value.size());
   }
-  if (cap_ - used_ < value.size()) grow(value.size(), &value, nullptr);
-  char* p = bytes_ + used_;
-  std::memcpy(p, value.data(), value.size());
-  used_ += value.size();
-  fields_[at].value = std::string_view(p, value.size());
+  if (id == HeaderId::kConnection) noteConnection(fields_[at].value);
 }
 
 size_t HeaderMap::remove(std::string_view name) { return removeNamed(headerId(name), name); }
@@ -520,6 +545,10 @@ size_t HeaderMap::removeNamed(HeaderId id, std::string_view name) {
                                [&](const HeaderField& f) { return named(f, id, name); }),
                 fields_.end());
   present_ &= ~idBit(id);
+  if (id == HeaderId::kConnection) {
+    connection_options_ = 0;
+    connection_other_ = false;
+  }
   return before - fields_.size();
 }
 
@@ -572,23 +601,18 @@ void stripHopByHop(HeaderMap& headers) {
   // Names a Connection field lists only count when there is one, and Connection is itself
   // hop-by-hop: a map with none of these has nothing to strip (the usual request).
   if ((headers.present_ & kHopByHopMask) == 0) return;
-  uint64_t drop = kHopByHopMask;
-  std::vector<std::string_view> named;  // names Connection lists that are not interned (rare)
-  if ((headers.present_ & bit(HeaderId::kConnection)) != 0) {
+  // The interned names Connection lists were noted as its fields came in; only names that are
+  // not interned (rare) need its values read again.
+  const uint64_t drop = kHopByHopMask | (headers.connection_options_ & ~kProtectedMask);
+  std::vector<std::string_view> named;  // views of this map's bytes, which do not move here
+  if (headers.connection_other_) {
     for (const auto& f : headers.fields_) {
       if (f.id != HeaderId::kConnection) continue;
       forEachListElement(f.value, [&](std::string_view el) {
-        HeaderId id = headerId(el);
-        if (id == HeaderId::kOther) {
-          named.push_back(el);  // protected names are all interned; views of this map's bytes
-        } else if ((kProtectedMask & bit(id)) == 0) {
-          drop |= bit(id);
-        }
+        if (headerId(el) == HeaderId::kOther) named.push_back(el);  // protected ones are interned
       });
     }
   }
-  // Fields only move down within the vector, and the arena does not change: the views in
-  // `named` stay valid while the Connection fields they come from are overwritten.
   auto& fields = headers.fields_;
   fields.erase(std::remove_if(fields.begin(), fields.end(),
                               [&](const HeaderField& f) {
@@ -600,6 +624,8 @@ void stripHopByHop(HeaderMap& headers) {
                               }),
                fields.end());
   headers.present_ &= ~drop;
+  headers.connection_options_ = 0;  // Connection itself is gone
+  headers.connection_other_ = false;
 }
 
 }  // namespace sluice::http

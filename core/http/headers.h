@@ -27,6 +27,7 @@ enum class HeaderId : uint8_t {
   kAge,
   kAuthorization,
   kCacheControl,
+  kClose,  // reserved (RFC 9110 §16.3.2.2); interned for the "close" connection option
   kConnection,
   kContentEncoding,
   kContentLength,
@@ -104,7 +105,9 @@ class HeaderMap {
   // The storage a map drops (destroyed, or assigned over) goes back to this thread's spares
   // when it has the reserved sizes.
   HeaderMap& operator=(HeaderMap&& other) noexcept;
-  ~HeaderMap() { recycle(); }
+  ~HeaderMap() {
+    if (bytes_ != nullptr || fields_.capacity() != 0) recycle();  // moved-from maps: nothing
+  }
   void swap(HeaderMap& other) noexcept;
 
   // Makes room for kReservedFields fields and kReservedBytes bytes, without allocating when
@@ -142,6 +145,8 @@ class HeaderMap {
     fields_.clear();
     used_ = 0;
     present_ = 0;
+    connection_options_ = 0;
+    connection_other_ = false;
   }
 
   // For the parser, which copies a field's name and then its value into the arena piece by
@@ -160,6 +165,7 @@ class HeaderMap {
   void addStored(HeaderId id, std::string_view name, std::string_view value) {
     fields_.push_back(HeaderField{name, value, id});
     present_ |= idBit(id);
+    if (id == HeaderId::kConnection) noteConnection(value);
   }
 
   // One bit per interned id present in the map (bit 0, kOther, is never set).
@@ -167,6 +173,9 @@ class HeaderMap {
     return id == HeaderId::kOther ? 0 : uint64_t{1} << static_cast<unsigned>(id);
   }
   uint64_t presentIds() const { return present_; }
+  // idBit of every interned name that some Connection field lists as an option, e.g. kClose,
+  // kKeepAlive, kUpgrade (RFC 9110 §7.6.1), gathered as Connection fields are added or parsed.
+  uint64_t connectionOptions() const { return connection_options_; }
 
  private:
   friend void stripHopByHop(HeaderMap& headers);
@@ -182,6 +191,8 @@ class HeaderMap {
   // Hands the storage to the thread's spares when it has the reserved sizes, else frees it.
   void recycle() noexcept;
   void copyFrom(const HeaderMap& other);
+  // Adds the options a Connection field's value lists to connection_options_/_other_.
+  void noteConnection(std::string_view value);
   // True when field `f` is called `name`, whose interned id is `id`.
   static bool named(const HeaderField& f, HeaderId id, std::string_view name);
 
@@ -189,7 +200,9 @@ class HeaderMap {
   char* bytes_ = nullptr;  // the arena, cap_ bytes, owned (new[])
   size_t used_ = 0;
   size_t cap_ = 0;
-  uint64_t present_ = 0;  // idBit of every interned id among fields_
+  uint64_t present_ = 0;             // idBit of every interned id among fields_
+  uint64_t connection_options_ = 0;  // see connectionOptions()
+  bool connection_other_ = false;    // a Connection field lists a name that is not interned
 };
 
 // Case-insensitive ASCII equality.

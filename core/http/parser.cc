@@ -158,6 +158,23 @@ int Parser::failHeaderLimit(const char* request_reason, const char* response_rea
   return -1;
 }
 
+// What the codec's checks need from the fields, gathered as each one completes.
+inline void Parser::noteField(HeaderId id) {
+  switch (id) {
+    case HeaderId::kHost:
+      ++facts_.hosts;
+      break;
+    case HeaderId::kTransferEncoding:
+      ++facts_.transfer_encodings;
+      break;
+    case HeaderId::kContentLength:
+      facts_.content_length = true;
+      break;
+    default:
+      break;
+  }
+}
+
 // A field's name and then its value are copied into the head's arena piece by piece
 // (field_begin_, value_begin_: where they start); the field is added when its value completes.
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
@@ -218,34 +235,8 @@ int Parser::onHeaderValueComplete(llhttp_t* p) {
   while (!value.empty() && isOws(value.back())) value.remove_suffix(1);
   const HeaderId id = headerId(name);
   headers.addStored(id, name, value);
-  s->noteField(id, value);
+  s->noteField(id);
   return 0;
-}
-
-// What the codec's checks need from the fields, gathered as each one completes.
-void Parser::noteField(HeaderId id, std::string_view value) {
-  switch (id) {
-    case HeaderId::kHost:
-      ++facts_.hosts;
-      break;
-    case HeaderId::kConnection:
-      forEachListElement(value, [&](std::string_view el) {
-        if (equalsIgnoreCase(el, "close")) {
-          facts_.close = true;
-        } else if (equalsIgnoreCase(el, "keep-alive")) {
-          facts_.keep_alive = true;
-        }
-      });
-      break;
-    case HeaderId::kTransferEncoding:
-      ++facts_.transfer_encodings;
-      break;
-    case HeaderId::kContentLength:
-      facts_.content_length = true;
-      break;
-    default:
-      break;
-  }
 }
 
 int Parser::checkHead(const FieldFacts& facts) {
@@ -264,8 +255,11 @@ int Parser::checkHead(const FieldFacts& facts) {
   // plus "Connection: close" (two fields or one list) would persist. A close token in any
   // Connection field, in any case, wins for both versions; 1.0 persists only when asked for.
   // llhttp's answer still counts for what it alone knows (a close-delimited response body).
-  const bool asked = parser_.http_minor == 1 || facts.keep_alive;
-  head_.keep_alive = !facts.close && asked && llhttp_should_keep_alive(&parser_) != 0;
+  const uint64_t options = head_.headers.connectionOptions();
+  const bool close = (options & HeaderMap::idBit(HeaderId::kClose)) != 0;
+  const bool asked =
+      parser_.http_minor == 1 || (options & HeaderMap::idBit(HeaderId::kKeepAlive)) != 0;
+  head_.keep_alive = !close && asked && llhttp_should_keep_alive(&parser_) != 0;
   if (!request) {
     head_.status = parser_.status_code;
     return 0;

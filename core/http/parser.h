@@ -110,10 +110,10 @@ class Parser {
     size_t hosts = 0;
     size_t transfer_encodings = 0;
     bool content_length = false;
-    bool close = false;       // some Connection field lists "close"
-    bool keep_alive = false;  // some Connection field lists "keep-alive"
+    // Whether some Connection field lists "close" or "keep-alive" is in the head's
+    // headers.connectionOptions().
   };
-  void noteField(HeaderId id, std::string_view value);
+  void noteField(HeaderId id);
   int checkHead(const FieldFacts& facts);
   int checkFraming(const FieldFacts& facts);
   bool addHeaderBytes(size_t len);

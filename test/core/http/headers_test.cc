@@ -296,6 +296,34 @@ TEST(HeaderMapTest, PresenceOfInternedNamesFollowsEveryChange) {
   EXPECT_EQ(*h.get("x-plain"), "v");
 }
 
+// The options Connection fields list are noted as the fields come in (stripping and the
+// codec's persistence rule read them) and follow set and remove.
+TEST(HeaderMapTest, ConnectionOptionsFollowTheConnectionFields) {
+  HeaderMap h;
+  h.add("Connection", "Keep-Alive, CLOSE");
+  h.add("connection", "upgrade, x-mine");
+  const uint64_t options = h.connectionOptions();
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kClose), 0u);
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kKeepAlive), 0u);
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kUpgrade), 0u);
+  h.set("Connection", "te");  // one field left, listing te only
+  EXPECT_EQ(h.connectionOptions(), HeaderMap::idBit(HeaderId::kTe));
+  h.remove(HeaderId::kConnection);
+  EXPECT_EQ(h.connectionOptions(), 0u);
+  h.add("Close", "c");  // a field named like the option (a reserved name) goes when listed
+  h.add("X-Mine", "m");
+  h.add("Host", "a");
+  h.add("Connection", "close, x-mine, host");
+  stripHopByHop(h);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h.fields()[0].name, "Host");
+  EXPECT_EQ(h.connectionOptions(), 0u);
+  HeaderMap copy;
+  copy.add("Connection", "close");
+  HeaderMap copied(copy);
+  EXPECT_NE(copied.connectionOptions() & HeaderMap::idBit(HeaderId::kClose), 0u);
+}
+
 // The reference rule: VCHAR, obs-text, SP and HTAB; no leading or trailing SP/HTAB.
 bool referenceFieldValue(const std::string& s) {
   for (unsigned char c : s) {
