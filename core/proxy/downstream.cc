@@ -461,7 +461,7 @@ void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
 
 bool DownstreamConnection::misdirected(const http::HeaderMap& h) const {
   if (tls_ == nullptr || !listenerInfo().tls->verifiesClients()) return false;
-  const std::string* host = h.get("host");
+  const std::string_view* host = h.get("host");
   if (host == nullptr) return false;
   std::string_view name = *host;
   if (!name.empty() && name.front() == '[') {

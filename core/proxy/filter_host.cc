@@ -11,7 +11,7 @@ const Stream* toStream(const sluice_stream* s) { return reinterpret_cast<const S
 std::string_view view(sluice_str s) {
   return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.len);
 }
-sluice_str cstr(const std::string& s) { return sluice_str{s.data(), s.size()}; }
+sluice_str cstr(std::string_view s) { return sluice_str{s.data(), s.size()}; }
 http::HeaderMap& mapOf(const sluice_stream* s, sluice_header_map m) {
   return const_cast<Stream*>(toStream(s))->headers(m);
 }
@@ -28,7 +28,7 @@ sluice_str clientAddress(const sluice_stream* s) { return cstr(toStream(s)->clie
 uint32_t responseStatus(const sluice_stream* s) { return toStream(s)->responseStatus(); }
 
 sluice_str headerGet(const sluice_stream* s, sluice_header_map m, sluice_str name, size_t index) {
-  const std::string* v = mapOf(s, m).get(view(name), index);
+  const std::string_view* v = mapOf(s, m).get(view(name), index);
   return v == nullptr ? sluice_str{nullptr, 0} : cstr(*v);
 }
 

@@ -191,7 +191,7 @@ std::string_view Stream::attribute(sluice_attribute attr) const {
     case SLUICE_ATTR_LISTENER_NAME:
       return present(chain_->info().config.name);
     case SLUICE_ATTR_REQUEST_ID: {
-      const std::string* id = request_.headers.get("x-request-id");
+      const std::string_view* id = request_.headers.get("x-request-id");
       return id == nullptr ? std::string_view() : std::string_view(*id);
     }
     case SLUICE_ATTR_TLS_SNI:
