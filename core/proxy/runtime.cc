@@ -113,7 +113,8 @@ WorkerRuntime::WorkerRuntime(event::Worker& worker)
     : worker_(worker),
       pool_(worker),
       streams_(worker),
-      parker_(worker.base(), {&DownstreamConnection::parkHook, &DownstreamConnection::wakeHook}),
+      parker_(worker.base(),
+              {this, &DownstreamConnection::parkHook, &DownstreamConnection::wakeParked}),
       trim_(worker.base()) {}
 
 WorkerRuntime::~WorkerRuntime() {
@@ -184,6 +185,7 @@ void WorkerRuntime::setRoutes(std::shared_ptr<const RouteTable> routes) {
 }
 
 void WorkerRuntime::closeConnectionsOf(const ListenerSlot* slot) {
+  parker_.wakeAll(slot);  // parked ones are rebuilt, then drained with the others
   std::vector<DownstreamConnection*> conns;
   for (auto& [raw, conn] : connections_) {
     if (raw->slot() == slot) conns.push_back(raw);
@@ -208,6 +210,13 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
   rt->connections_.emplace(raw, std::move(conn));
   rt->trim_.onConnectionCount(rt->connections_.size());
   raw->start();
+}
+
+DownstreamConnection* WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection> conn) {
+  DownstreamConnection* raw = conn.get();
+  connections_.emplace(raw, std::move(conn));
+  trim_.onConnectionCount(connections_.size());
+  return raw;
 }
 
 void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
@@ -251,6 +260,7 @@ void WorkerRuntime::drain(std::function<void()> done) {
       l->listener = nullptr;
     }
   }
+  parker_.wakeAll(nullptr);  // parked ones are rebuilt, then drained with the others
   std::vector<DownstreamConnection*> conns;
   conns.reserve(connections_.size());
   for (auto& [raw, conn] : connections_) conns.push_back(raw);
@@ -260,6 +270,7 @@ void WorkerRuntime::drain(std::function<void()> done) {
 }
 
 void WorkerRuntime::closeAll() {
+  parker_.wakeAll(nullptr);
   std::vector<DownstreamConnection*> conns;
   conns.reserve(connections_.size());
   for (auto& [raw, conn] : connections_) conns.push_back(raw);

@@ -179,7 +179,10 @@ class WorkerRuntime {
 
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
-  size_t connectionCount() const { return connections_.size(); }
+  // Registers a connection made outside accept (a parked one rebuilt); returns it.
+  DownstreamConnection* adopt(std::unique_ptr<DownstreamConnection> conn);
+  // Open downstream connections, parked ones included.
+  size_t connectionCount() const { return connections_.size() + parker_.parkedCount(); }
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
 
@@ -205,7 +208,9 @@ class WorkerRuntime {
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
-  IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
+  // Before connections_: they unlink from it as they are destroyed. Its destructor closes the
+  // parked sockets (and uncounts them).
+  IdleParker parker_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
   bool draining_ = false;
