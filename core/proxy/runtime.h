@@ -214,7 +214,15 @@ class WorkerRuntime {
   // fd: closes it when this worker has no such listener (a reload removed it) or drains.
   void acceptHandedOver(const std::string& listener, int fd, const sockaddr_storage& addr,
                         socklen_t len);
-  size_t connectionCount() const { return connections_.size(); }
+  // Registers a connection made outside accept (a parked one rebuilt); returns it.
+  DownstreamConnection* adopt(std::unique_ptr<DownstreamConnection> conn);
+  // Open downstream connections, parked ones included.
+  size_t connectionCount() const { return connections_.size() + parker_.parkedCount(); }
+  // A client connection opened on this worker (accepted or handed over) or closed (from its
+  // object or from its parked record): the worker's count for the balancer and
+  // sluice_worker_downstream_connections. Parking and rebuilding a connection change neither.
+  void connectionOpened();
+  void connectionClosed();
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
 
@@ -233,7 +241,7 @@ class WorkerRuntime {
   // when it did (the fd is no longer ours).
   bool handOff(ListenerSlot& slot, int fd, const sockaddr* addr, int len);
   void serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len);
-  void connectionsChanged();  // after connections_ grew or shrank
+  void countChanged(size_t open);  // the balancer's count and the gauge
   void closeSlot(ListenerSlot& slot);
   void closeConnectionsOf(const ListenerSlot* slot);
   void maybeDrained();
@@ -248,11 +256,14 @@ class WorkerRuntime {
   // cluster()'s last answer (null: none); reset whenever clusters_ changes.
   mutable const std::pair<const std::string, std::shared_ptr<upstream::WorkerCluster>>*
       last_cluster_ = nullptr;
-  IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
+  // Before connections_: they unlink from it as they are destroyed. Its destructor closes the
+  // parked sockets (and uncounts them).
+  IdleParker parker_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
   ConnectionBalancer* balancer_;
   stats::Gauge worker_connections_;  // sluice_worker_downstream_connections{worker}
+  size_t open_connections_ = 0;      // connectionOpened() minus connectionClosed()
   bool draining_ = false;
   std::function<void()> drained_;
 };
