@@ -1,5 +1,7 @@
 #include "core/proxy/runtime.h"
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "core/common/log.h"
@@ -121,12 +123,15 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
   routes_ = routes;
 }
 
-WorkerRuntime::WorkerRuntime(event::Worker& worker)
+WorkerRuntime::WorkerRuntime(event::Worker& worker, ConnectionBalancer* balancer)
     : worker_(worker),
       pool_(worker),
       streams_(worker),
       parker_(worker.base(), {&DownstreamConnection::parkHook, &DownstreamConnection::wakeHook}),
-      trim_(worker.base()) {}
+      trim_(worker.base()),
+      balancer_(balancer),
+      worker_connections_(stats::defaultRegistry().gauge(stats::kWorkerConnections,
+                                                         {std::to_string(worker.index())})) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
@@ -211,15 +216,64 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
     evutil_closesocket(fd);
     return;
   }
+  if (rt->handOff(*slot, fd, addr, len)) return;
   std::shared_ptr<ListenerSlot> shared;
   for (auto& l : rt->listeners_) {
     if (l.get() == slot) shared = l;
   }
-  auto conn = std::make_unique<DownstreamConnection>(*rt, std::move(shared), fd, addr, len);
+  rt->serve(std::move(shared), fd, addr, len);
+}
+
+bool WorkerRuntime::handOff(ListenerSlot& slot, int fd, const sockaddr* addr, int len) {
+  if (balancer_ == nullptr || slot.chain == nullptr ||
+      slot.chain->info().config.connection_balance != config::ConnectionBalance::kExact) {
+    return false;
+  }
+  const uint32_t self = worker_.index();
+  const uint32_t to = balancer_->pick(self);
+  if (to == self) return false;
+  sockaddr_storage peer{};
+  const auto peer_len =
+      static_cast<socklen_t>(std::min(static_cast<size_t>(len > 0 ? len : 0), sizeof(peer)));
+  std::memcpy(&peer, addr, peer_len);
+  slot.chain->info().stats->rebalanced.inc();
+  balancer_->post(to, [name = slot.name, fd, peer, peer_len](WorkerRuntime& rt) {
+    rt.acceptHandedOver(name, fd, peer, peer_len);
+  });
+  return true;
+}
+
+void WorkerRuntime::acceptHandedOver(const std::string& listener, int fd,
+                                     const sockaddr_storage& addr, socklen_t len) {
+  std::shared_ptr<ListenerSlot> slot;
+  for (auto& l : listeners_) {
+    if (l != nullptr && !l->removed && l->name == listener) slot = l;
+  }
+  if (draining_ || slot == nullptr) {
+    // Like a connection still in the accept queue when its listener closes.
+    SLUICE_LOG(kDebug, "connection handed over on listener '", listener,
+               "' closed: ", draining_ ? "the worker drains" : "the listener is gone");
+    evutil_closesocket(fd);
+    connectionsChanged();  // drops the reservation pick() made
+    return;
+  }
+  sockaddr_storage peer = addr;
+  serve(std::move(slot), fd, reinterpret_cast<sockaddr*>(&peer), static_cast<int>(len));
+}
+
+void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len) {
+  auto conn = std::make_unique<DownstreamConnection>(*this, std::move(slot), fd, addr, len);
   DownstreamConnection* raw = conn.get();
-  rt->connections_.emplace(raw, std::move(conn));
-  rt->trim_.onConnectionCount(rt->connections_.size());
+  connections_.emplace(raw, std::move(conn));
+  connectionsChanged();
   raw->start();
+}
+
+void WorkerRuntime::connectionsChanged() {
+  const size_t n = connections_.size();
+  trim_.onConnectionCount(n);
+  worker_connections_.set(static_cast<int64_t>(n));
+  if (balancer_ != nullptr) balancer_->update(worker_.index(), n);
 }
 
 void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
@@ -250,7 +304,7 @@ void WorkerRuntime::release(DownstreamConnection* conn) {
   if (it == connections_.end()) return;
   worker_.deferDelete(std::move(it->second));
   connections_.erase(it);
-  trim_.onConnectionCount(connections_.size());
+  connectionsChanged();
   if (draining_) maybeDrained();
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <event2/listener.h>
+#include <sys/socket.h>
 
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/connection_balancer.h"
 #include "core/proxy/idle_parker.h"
 #include "core/proxy/memory_trim.h"
 #include "core/proxy/stream_registry.h"
@@ -173,7 +175,9 @@ struct ListenerUpdate {
 
 class WorkerRuntime {
  public:
-  explicit WorkerRuntime(event::Worker& worker);
+  // `balancer`: shared by every worker's runtime and outliving them; null with one worker (no
+  // connection is ever handed to another worker).
+  explicit WorkerRuntime(event::Worker& worker, ConnectionBalancer* balancer = nullptr);
   ~WorkerRuntime();
 
   event::Worker& worker() { return worker_; }
@@ -204,6 +208,11 @@ class WorkerRuntime {
 
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
+  // Serves a connection another worker accepted on listener `listener` and handed over
+  // (ConnectionBalancer::pick chose this worker); nothing has been read from `fd`. Takes the
+  // fd: closes it when this worker has no such listener (a reload removed it) or drains.
+  void acceptHandedOver(const std::string& listener, int fd, const sockaddr_storage& addr,
+                        socklen_t len);
   size_t connectionCount() const { return connections_.size(); }
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
@@ -219,6 +228,11 @@ class WorkerRuntime {
 
  private:
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  // Hands `fd` to the worker ConnectionBalancer::pick names when that is not this one; true
+  // when it did (the fd is no longer ours).
+  bool handOff(ListenerSlot& slot, int fd, const sockaddr* addr, int len);
+  void serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len);
+  void connectionsChanged();  // after connections_ grew or shrank
   void closeSlot(ListenerSlot& slot);
   void closeConnectionsOf(const ListenerSlot* slot);
   void maybeDrained();
@@ -233,6 +247,8 @@ class WorkerRuntime {
   IdleParker parker_;  // before connections_: they unlink from it as they are destroyed
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
+  ConnectionBalancer* balancer_;
+  stats::Gauge worker_connections_;  // sluice_worker_downstream_connections{worker}
   bool draining_ = false;
   std::function<void()> drained_;
 };
