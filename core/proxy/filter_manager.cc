@@ -108,8 +108,8 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
   return st;
 }
 
-sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, HeadersHook fn,
-                                                bool end_stream) {
+inline sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, HeadersHook fn,
+                                                       bool end_stream) {
   void* self = slotAt(filter).self;
   return invoke(d, filter, true, [&] { return fn(self, handle_, end_stream ? 1 : 0); });
 }

@@ -211,7 +211,9 @@ class FilterManager {
   void replyFromFilter(FilterDir d, size_t filter, FilterReply reply);
   void updateHolding(FilterDir d);
   // Hook `fn` (the filter's, not null) of `filter`.
-  sluice_filter_status callHeaders(FilterDir d, size_t filter, HeadersHook fn, bool end_stream);
+  // Inlined into runHeaders, its one caller (a call per hook, on every request).
+  [[gnu::always_inline]] inline sluice_filter_status callHeaders(FilterDir d, size_t filter,
+                                                                 HeadersHook fn, bool end_stream);
   sluice_filter_status callBody(FilterDir d, size_t filter, BodyHook fn, const char* data,
                                 size_t len, bool end);
   // Runs call() (one hook of `filter`) as the hook on the stack: current_ and friends set and
