@@ -67,6 +67,22 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
   stats_->cx_active.inc();
 }
 
+DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime, const IdleParker::Owner& parked,
+                                           evutil_socket_t fd)
+    : runtime_(runtime),
+      slot_(parked.slot),
+      stats_(parked.stats),
+      active_(std::make_unique<Active>(static_cast<http::ParserCallbacks*>(this),
+                                       slot_->chain->info().parser_limits)) {
+  sockaddr_storage peer{};
+  socklen_t len = sizeof(peer);
+  if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) peer.ss_family = AF_UNSPEC;
+  formatPeer(reinterpret_cast<const sockaddr*>(&peer), &client_ip_, &client_address_);
+  makeTransport(fd);  // TCP_NODELAY is still set on the socket
+  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
+               &DownstreamConnection::onResume, this);
+}
+
 void DownstreamConnection::makeTransport(evutil_socket_t fd) {
   event::Transport::Options options;
   options.read_high_watermark = kReadHighWatermark;
@@ -94,8 +110,7 @@ void DownstreamConnection::makeTransport(evutil_socket_t fd) {
 DownstreamConnection::~DownstreamConnection() {
   if (active_ != nullptr) event_del(&active_->resume_event);
   // Listed means not released yet, so the runtime (and its parker) is still there.
-  if (idle_list != 0) runtime_.idleParker().remove(this);
-  if (parked()) close(parked_fd);
+  if (idle_listed) runtime_.idleParker().remove(this);
   if (state_ == State::kTunnel) {
     // Torn down with the worker (shutdown): the tunnel still reports, for the access log.
     state_ = State::kClosed;
@@ -106,7 +121,10 @@ DownstreamConnection::~DownstreamConnection() {
     stream_.reset();
   }
   transport_.reset();
-  stats_->cx_active.dec();
+  if (stats_ != nullptr) {  // null once parked: the record counts it (wakeParked)
+    stats_->cx_active.dec();
+    runtime_.connectionClosed();
+  }
 }
 
 void DownstreamConnection::start() {
@@ -123,40 +141,48 @@ void DownstreamConnection::start() {
 }
 
 bool DownstreamConnection::idle() const {
-  if (parked()) return true;
   return stream_ == nullptr && transport_ != nullptr && !active_->parser.inMessage() &&
          evbuffer_get_length(transport_->input()) == 0;
 }
 
 void DownstreamConnection::markIdle() {
   if (tls_ != nullptr) return;  // a TLS session cannot be rebuilt: never parked
-  runtime_.idleParker().add(this, listenerInfo().limits.idle_timeout_ms);
+  runtime_.idleParker().add(this);
 }
 
-int DownstreamConnection::parkHook(IdleParker::Hook* hook) {
-  return static_cast<DownstreamConnection*>(hook)->park();
+int DownstreamConnection::parkHook(void*, IdleParker::Hook* hook, IdleParker::Owner* owner) {
+  return static_cast<DownstreamConnection*>(hook)->park(owner);
 }
 
-void DownstreamConnection::wakeHook(IdleParker::Hook* hook, bool timed_out) {
-  auto* self = static_cast<DownstreamConnection*>(hook);
-  self->unpark();
-  if (timed_out) {
-    self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
-    self->closeNow();  // as an idle keep-alive connection's read timeout does
-    return;
+void DownstreamConnection::wakeParked(void* arg, int fd, const IdleParker::Owner& owner,
+                                      IdleParker::Wake why) {
+  auto* runtime = static_cast<WorkerRuntime*>(arg);
+  switch (why) {
+    case IdleParker::Wake::kTimedOut:
+      owner.stats->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+      runtime->connectionClosed();
+      [[fallthrough]];
+    case IdleParker::Wake::kShutdown:  // (the runtime is being destroyed: not counted)
+      owner.stats->cx_active.dec();
+      close(fd);  // as an idle keep-alive connection's read timeout closes it
+      return;
+    case IdleParker::Wake::kReadable:
+    case IdleParker::Wake::kDrain:
+      break;
   }
-  // Readable: the transport reads it from the loop (level-triggered), then on_data parses.
-  // Idle again meanwhile: a client that only closes, or sends part of a request, is handled by
-  // the transport's own events and timeouts from here on.
-  self->markIdle();
+  // Rebuilt: the transport reads what arrived from the loop (level-triggered), then on_data
+  // parses; a FIN is read as the client closing. A drain closes it right after this.
+  DownstreamConnection* conn =
+      runtime->adopt(std::make_unique<DownstreamConnection>(*runtime, owner, fd));
+  conn->start();
 }
 
-int DownstreamConnection::park() {
+int DownstreamConnection::park(IdleParker::Owner* owner) {
   // Only a connection with nothing in flight and nothing buffered either way; one that is
   // busy again left the list, one still flushing its last response stays as it is.
   if (state_ != State::kActive || stream_ != nullptr || tls_ != nullptr || transport_ == nullptr ||
       !transport_->open() || active_->parser.inMessage() || parser_paused_ || reading_paused_ ||
-      evbuffer_get_length(transport_->input()) != 0) {
+      closeRequested() || evbuffer_get_length(transport_->input()) != 0) {
     return -1;
   }
   if (transport_->outputLength() != 0) {  // (output() would schedule a flush)
@@ -164,26 +190,14 @@ int DownstreamConnection::park() {
     return -1;
   }
   event_del(&active_->resume_event);
-  parked_fd = transport_->releaseFd();
+  const int fd = transport_->releaseFd();
   transport_.reset();
-  active_.reset();
-  read_timeout_ms_ = UINT32_MAX;
-  return parked_fd;
-}
-
-void DownstreamConnection::unpark() {
-  if (!parked()) return;
-  runtime_.idleParker().remove(this);
-  evutil_socket_t fd = parked_fd;
-  parked_fd = -1;
-  active_ = std::make_unique<Active>(static_cast<http::ParserCallbacks*>(this),
-                                     slot_->chain->info().parser_limits);
-  event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
-               &DownstreamConnection::onResume, this);
-  makeTransport(fd);
-  setReadTimeout(listenerInfo().limits.idle_timeout_ms);
-  transport_->enableRead();
-  transport_->start();  // plain TCP: CONNECTED at once (handshake_done_ stays true)
+  owner->slot = slot_;
+  owner->stats = std::move(stats_);  // counted by the parker's record from now on
+  owner->idle_timeout_ms = listenerInfo().limits.idle_timeout_ms;
+  state_ = State::kClosed;
+  runtime_.release(this);  // deleted from the loop; the socket is the parker's
+  return fd;
 }
 
 void DownstreamConnection::setReadTimeout(uint32_t ms) {
@@ -369,7 +383,6 @@ void DownstreamConnection::startLingering() {
 
 void DownstreamConnection::abort() {
   if (state_ == State::kClosed) return;
-  unpark();
   if (state_ == State::kTunnel) {
     tunnel_->close(Tunnel::End::kAborted);  // reports to onTunnelDone, which closes
     return;
@@ -381,7 +394,6 @@ void DownstreamConnection::abort() {
 
 void DownstreamConnection::closeNow() {
   if (state_ == State::kClosed) return;
-  unpark();
   runtime_.idleParker().remove(this);
   if (state_ == State::kTunnel) {
     tunnel_->close(Tunnel::End::kAborted);
@@ -398,7 +410,6 @@ void DownstreamConnection::closeNow() {
 
 void DownstreamConnection::drain() {
   draining_ = true;
-  unpark();
   if (state_ == State::kTunnel) return;  // reloads and drains leave tunnels running
   // An idle keep-alive connection closes now, but gracefully: the last response may still sit
   // in the output buffer (its stream is done, the write is deferred), and closing at once lost
@@ -484,7 +495,7 @@ void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
 
 bool DownstreamConnection::misdirected(const http::HeaderMap& h) const {
   if (tls_ == nullptr || !listenerInfo().tls->verifiesClients()) return false;
-  const std::string* host = h.get("host");
+  const std::string_view* host = h.get("host");
   if (host == nullptr) return false;
   std::string_view name = *host;
   if (!name.empty() && name.front() == '[') {

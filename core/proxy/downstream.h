@@ -4,11 +4,10 @@
 // and a lingering close (so the client reads our last response before any RST).
 //
 // Idle memory: a plain (not TLS) keep-alive connection idle for IdleParker::kParkAfterMs (or
-// sooner, when many are idle) is parked: its transport (buffers, events), its parser and its
-// resume event are freed, and the worker's IdleParker watches the socket and the idle timeout.
-// The first byte the client sends (or its FIN) unparks it: a new transport and parser, then the
-// request is read as usual. Anything else that needs the connection (drain, close) unparks it
-// first.
+// sooner, when many are idle) is parked: the object is deleted (transport, buffers, events,
+// parser and all) and the worker's IdleParker keeps its socket, with a 16-byte record. The
+// first byte the client sends (or its FIN) rebuilds it (the resuming constructor), and the
+// request is read as usual; so do a drain and a listener's removal, which then close it.
 // Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
 #pragma once
 
@@ -35,6 +34,10 @@ class DownstreamConnection : public event::Deletable,
  public:
   DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<ListenerSlot> slot,
                        evutil_socket_t fd, const sockaddr* peer, int peer_len);
+  // A parked connection rebuilt (IdleParker::Wake): `fd` is its socket, `parked` what the
+  // parker kept (the listener slot and the stats series it is already counted in). Not counted
+  // again; the peer address is read back from the socket.
+  DownstreamConnection(WorkerRuntime& runtime, const IdleParker::Owner& parked, evutil_socket_t fd);
   ~DownstreamConnection() override;
 
   // Starts reading.
@@ -83,9 +86,10 @@ class DownstreamConnection : public event::Deletable,
   // True when responses should say Connection: close (drain, or the listener was removed).
   bool closeRequested() const { return draining_ || slot_->removed || runtime_.draining(); }
 
-  // IdleParker's callbacks (the worker's parker is made with them; see idle_parker.h).
-  static int parkHook(IdleParker::Hook* hook);
-  static void wakeHook(IdleParker::Hook* hook, bool timed_out);
+  // IdleParker's callbacks (the worker's parker is made with them, `arg` the WorkerRuntime;
+  // see idle_parker.h): parkHook gives the connection up, wakeParked rebuilds or closes one.
+  static int parkHook(void* arg, IdleParker::Hook* hook, IdleParker::Owner* owner);
+  static void wakeParked(void* arg, int fd, const IdleParker::Owner& owner, IdleParker::Wake why);
 
  private:
   enum class State { kActive, kClosing, kLingering, kTunnel, kClosed };
@@ -109,11 +113,9 @@ class DownstreamConnection : public event::Deletable,
   void setReadTimeout(uint32_t ms);
   uint64_t loopTimeMs() const;  // CLOCK_MONOTONIC_COARSE, ms (never steps back)
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
-  // Parking (see the top): makeTransport() builds the transport of `fd` (constructor, unpark).
+  // Parking (see the top): makeTransport() builds the transport of `fd` (constructors).
   void makeTransport(evutil_socket_t fd);
-  int park();  // the socket now watched by the parker, or -1 (declined)
-  void unpark();
-  bool parked() const { return parked_fd >= 0; }
+  int park(IdleParker::Owner* owner);  // the socket given up (this is deleted), or -1
   void markIdle();
 
   int onHead(http::MessageHead& head) override;
@@ -123,14 +125,14 @@ class DownstreamConnection : public event::Deletable,
   WorkerRuntime& runtime_;
   const ListenerInfo& listenerInfo() const { return slot_->chain->info(); }
 
-  std::shared_ptr<ListenerSlot> slot_;                 // its current chain serves each new request
-  std::shared_ptr<const stats::ListenerStats> stats_;  // the series it counts its connection in
+  std::shared_ptr<ListenerSlot> slot_;  // its current chain serves each new request
+  // The series it counts its connection in (null once parked: the parker's record counts it).
+  std::shared_ptr<const stats::ListenerStats> stats_;
   std::unique_ptr<event::Transport> transport_;
   tls::TlsIo* tls_ = nullptr;  // the transport's Io on TLS listeners
   std::unique_ptr<tls::ConnectionInfo> tls_info_;
   bool handshake_done_ = false;
-  // What only an unparked connection needs: the parser, and the event that parses buffered
-  // input from the loop. Null while parked.
+  // The parser, and the event that parses buffered input from the loop (null in a tunnel).
   struct Active {
     Active(http::ParserCallbacks* callbacks, const http::ParserLimits& limits)
         : parser(http::Parser::Type::kRequest, callbacks, limits) {}

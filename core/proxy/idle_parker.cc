@@ -21,7 +21,7 @@ IdleParker::IdleParker(event_base* base, const Callbacks& callbacks)
 
 IdleParker::~IdleParker() {
   while (idle_.head != nullptr) remove(idle_.head);
-  while (parked_.head != nullptr) remove(parked_.head);
+  while (parked_head_ >= 0) release(parked_head_, Wake::kShutdown);
   if (readable_ != nullptr) event_free(readable_);
   if (timer_ != nullptr) event_free(timer_);
   if (epoll_fd_ >= 0) close(epoll_fd_);
@@ -39,9 +39,9 @@ uint32_t IdleParker::nowMs() const {
                                static_cast<uint64_t>(ts.tv_nsec) / 1000000u);
 }
 
-uint32_t IdleParker::ageMs(const Hook* hook, uint32_t now) {
+uint32_t IdleParker::ageMs(uint32_t since, uint32_t now) {
   // Wrapping difference, read as signed: a stamp "after" now counts as age 0.
-  const auto age = static_cast<int32_t>(now - hook->idle_since);
+  const auto age = static_cast<int32_t>(now - since);
   return age > 0 ? static_cast<uint32_t>(age) : 0;
 }
 
@@ -60,12 +60,10 @@ void IdleParker::unlink(List& list, Hook* hook) {
   --list.count;
 }
 
-void IdleParker::add(Hook* hook, uint32_t idle_timeout_ms) {
-  if (hook->idle_list == 2) return;  // parked: never (see the header)
-  if (hook->idle_list == 1) unlink(idle_, hook);
+void IdleParker::add(Hook* hook) {
+  if (hook->idle_listed) unlink(idle_, hook);
   hook->idle_since = nowMs();
-  hook->idle_timeout_ms = idle_timeout_ms;
-  hook->idle_list = 1;
+  hook->idle_listed = true;
   append(idle_, hook);
   if (idle_.count > kMaxUnparked && !soon_ && timer_ != nullptr && epoll_fd_ >= 0) {
     // From the loop, not from here: add() runs inside another connection's callbacks.
@@ -79,13 +77,37 @@ void IdleParker::add(Hook* hook, uint32_t idle_timeout_ms) {
 }
 
 void IdleParker::remove(Hook* hook) {
-  if (hook->idle_list == 1) {
-    unlink(idle_, hook);
-  } else if (hook->idle_list == 2) {
-    unlink(parked_, hook);
-    epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, hook->parked_fd, nullptr);  // the fd stays the owner's
+  if (!hook->idle_listed) return;
+  unlink(idle_, hook);
+  hook->idle_listed = false;
+}
+
+IdleParker::Record* IdleParker::record(int fd) {
+  if (fd < 0) return nullptr;
+  const auto page = static_cast<size_t>(fd) >> kPageBits;
+  if (page >= pages_.size() || pages_[page] == nullptr) return nullptr;
+  Record* r = &pages_[page]->records[static_cast<size_t>(fd) & (kPageRecords - 1)];
+  return r->used != 0 ? r : nullptr;
+}
+
+int IdleParker::ownerIndex(const Owner& owner) {
+  int free_entry = -1;
+  for (size_t i = 0; i < owners_.size(); ++i) {
+    const Owner& o = owners_[i].owner;
+    if (owners_[i].refs == 0) {
+      if (free_entry < 0) free_entry = static_cast<int>(i);
+    } else if (o.slot == owner.slot && o.stats == owner.stats &&
+               o.idle_timeout_ms == owner.idle_timeout_ms) {
+      return static_cast<int>(i);
+    }
   }
-  hook->idle_list = 0;
+  if (free_entry >= 0) {
+    owners_[static_cast<size_t>(free_entry)].owner = owner;
+    return free_entry;
+  }
+  if (owners_.size() > UINT16_MAX) return -1;
+  owners_.push_back(OwnerEntry{owner, 0});
+  return static_cast<int>(owners_.size() - 1);
 }
 
 void IdleParker::arm() {
@@ -109,42 +131,89 @@ void IdleParker::onTick(evutil_socket_t, short, void* arg) {
     evtimer_add(self->timer_, &tv);
     return;
   }
-  if (self->idle_.head != nullptr || self->parked_.head != nullptr) self->arm();
+  if (self->idle_.head != nullptr || self->parked_head_ >= 0) self->arm();
 }
 
 void IdleParker::tick() {
   const uint32_t now = nowMs();
   // Parked connections past their idle timeout end (each is woken at most once).
-  for (Hook* h = parked_.head; h != nullptr;) {
-    Hook* next = h->idle_next;
-    if (ageMs(h, now) >= h->idle_timeout_ms) {
-      remove(h);
-      callbacks_.wake(h, true);
+  for (int32_t fd = parked_head_; fd >= 0;) {
+    Record* r = record(fd);
+    const int32_t next = r->next;
+    if (ageMs(r->idle_since, now) >= owners_[r->owner].owner.idle_timeout_ms) {
+      release(fd, Wake::kTimedOut);
     }
-    h = next;
+    fd = next;
   }
   if (epoll_fd_ < 0) return;
   // The oldest idle first: those idle for kParkAfterMs, and beyond kMaxUnparked those idle
-  // for kBusyTickMs. One that declines may list itself again (at the end, stamped now): the budget
-  // looks at each at most once per tick.
+  // for kBusyTickMs. One that declines may list itself again (at the end, stamped now): the
+  // budget looks at each at most once per tick.
   size_t budget = idle_.count;
   while (idle_.head != nullptr && budget-- > 0 &&
-         (ageMs(idle_.head, now) >= kParkAfterMs ||
-          (idle_.count > kMaxUnparked && ageMs(idle_.head, now) >= kBusyTickMs))) {
-    Hook* h = idle_.head;
-    unlink(idle_, h);
-    h->idle_list = 0;
-    int fd = callbacks_.park(h);
-    if (fd < 0) continue;
-    epoll_event ev{};
-    ev.events = EPOLLIN | EPOLLRDHUP;
-    ev.data.ptr = h;
-    if (epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-      callbacks_.wake(h, false);  // cannot watch it: unpark at once
-      continue;
-    }
-    h->idle_list = 2;
-    append(parked_, h);
+         (ageMs(idle_.head->idle_since, now) >= kParkAfterMs ||
+          (idle_.count > kMaxUnparked && ageMs(idle_.head->idle_since, now) >= kBusyTickMs))) {
+    parkOne(idle_.head);
+  }
+}
+
+void IdleParker::parkOne(Hook* hook) {
+  const uint32_t since = hook->idle_since;
+  remove(hook);
+  Owner owner;
+  const int fd = callbacks_.park(callbacks_.arg, hook, &owner);  // `hook` is gone unless -1
+  if (fd < 0) return;
+  const int index = fd < kMaxFd ? ownerIndex(owner) : -1;
+  epoll_event ev{};
+  ev.events = EPOLLIN | EPOLLRDHUP;
+  ev.data.fd = fd;
+  if (index < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
+    callbacks_.wake(callbacks_.arg, fd, owner, Wake::kReadable);  // cannot keep it: rebuild
+    return;
+  }
+  const auto page = static_cast<size_t>(fd) >> kPageBits;
+  if (page >= pages_.size()) pages_.resize(page + 1);
+  if (pages_[page] == nullptr) pages_[page] = std::make_unique<Page>();  // zeroed
+  Page& p = *pages_[page];
+  Record& r = p.records[static_cast<size_t>(fd) & (kPageRecords - 1)];
+  ++p.count;
+  ++owners_[static_cast<size_t>(index)].refs;
+  r.used = 1;
+  r.owner = static_cast<uint16_t>(index);
+  r.idle_since = since;
+  r.next = -1;
+  r.prev = parked_tail_;
+  if (parked_tail_ >= 0) {
+    record(parked_tail_)->next = fd;
+  } else {
+    parked_head_ = fd;
+  }
+  parked_tail_ = fd;
+  ++parked_count_;
+}
+
+void IdleParker::release(int fd, Wake why) {
+  Record* r = record(fd);
+  if (r == nullptr) return;
+  epoll_ctl(epoll_fd_, EPOLL_CTL_DEL, fd, nullptr);
+  (r->prev >= 0 ? record(r->prev)->next : parked_head_) = r->next;
+  (r->next >= 0 ? record(r->next)->prev : parked_tail_) = r->prev;
+  --parked_count_;
+  OwnerEntry& entry = owners_[r->owner];
+  Owner owner = entry.owner;
+  if (--entry.refs == 0) entry.owner = Owner();  // the slot and stats are not held for nothing
+  *r = Record{};
+  const auto page = static_cast<size_t>(fd) >> kPageBits;
+  if (--pages_[page]->count == 0) pages_[page].reset();
+  callbacks_.wake(callbacks_.arg, fd, owner, why);
+}
+
+void IdleParker::wakeAll(const ListenerSlot* slot) {
+  for (int32_t fd = parked_head_; fd >= 0;) {
+    Record* r = record(fd);
+    const int32_t next = r->next;
+    if (slot == nullptr || owners_[r->owner].owner.slot.get() == slot) release(fd, Wake::kDrain);
+    fd = next;
   }
 }
 
@@ -153,12 +222,10 @@ void IdleParker::onReadable(evutil_socket_t, short, void* arg) {
   epoll_event events[64];
   int n = epoll_wait(self->epoll_fd_, events, 64, 0);
   for (int i = 0; i < n; ++i) {
-    auto* h = static_cast<Hook*>(events[i].data.ptr);
-    // Still parked? An earlier wake in this batch cannot close another connection, but a
-    // connection closed meanwhile is only deleted after this callback, so the check is safe.
-    if (h->idle_list != 2) continue;
-    self->remove(h);
-    self->callbacks_.wake(h, false);
+    // Still parked? Sockets leave the set (EPOLL_CTL_DEL) before their record is freed, and a
+    // wake in this batch parks nothing, so a record found here is this socket's.
+    if (self->record(events[i].data.fd) == nullptr) continue;
+    self->release(events[i].data.fd, Wake::kReadable);
   }
 }
 

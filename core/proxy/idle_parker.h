@@ -1,34 +1,43 @@
-// Parks idle downstream connections: a parked connection has given up its transport (buffers,
-// events) and its parser (DownstreamConnection::park()), and its socket is watched here, in
-// one epoll set per worker that the worker's loop watches through a single event. A parked
-// plain connection then costs the connection object and libevent's per-fd entry, a few
-// hundred bytes, as in nginx; unparked it weighs about 1.7 KB (bench/memory, 5,000 idle
-// connections).
+// Parks idle downstream connections. A parked connection is no object at all: its
+// DownstreamConnection (transport, buffers, events, parser) is deleted, and what it still needs
+// is a 16-byte record here — indexed by its socket, in pages of 256 records — plus a reference
+// to an Owner (listener slot, stats series, idle timeout) shared by every connection parked from
+// the same listener. The sockets are watched in one epoll set per worker, which the worker's
+// loop watches through a single event. A parked plain connection then costs its record and
+// libevent's per-descriptor entry, well under nginx's idle connection (bench/memory, 5,000 idle
+// connections); unparked it weighs about 1.7 KB.
 //
 // Parking is lazy, not done the moment a response is sent: a keep-alive client usually sends
-// its next request within milliseconds, and rebuilding the buffers for each request would cost
-// more than they weigh. A connection enters the idle list when it becomes idle (O(1), stamped
-// with the loop's time) and leaves it when a request starts (O(1)); one timer per worker,
-// armed while a list is not empty, ticks every kTickMs. A tick parks, from the oldest, those
-// idle for at least kParkAfterMs, and, when more than kMaxUnparked are listed (thousands of
-// idle clients, or a burst of them opening; the next tick then comes kBusyTickMs after the
+// its next request within milliseconds, and rebuilding the connection for each request would
+// cost more than it weighs. A connection enters the idle list when it becomes idle (O(1),
+// stamped with a monotonic clock) and leaves it when a request starts (O(1)); one timer per
+// worker, armed while a list is not empty, ticks every kTickMs. A tick parks, from the oldest,
+// those idle for at least kParkAfterMs, and, when more than kMaxUnparked are listed (thousands
+// of idle clients, or a burst of them opening; the next tick then comes kBusyTickMs after the
 // list grew past it), the oldest beyond that number that have been idle for kBusyTickMs:
 // otherwise the buffers of every connection idle for less than a second would be allocated at
-// the same time, and RSS would keep that peak (glibc cannot give back memory fragmented
-// between the connections that stay). The kBusyTickMs floor keeps busy keep-alive connections
-// (many clients, each between a response and its next request for a few milliseconds) from
-// being parked and rebuilt on every request. The same tick ends the parked
-// connections whose idle timeout has passed (so a parked connection's idle timeout is kept to
-// within one tick). A parked socket that turns readable (a request, or the client's FIN) is
-// woken from the loop. Worker thread only.
+// the same time, and RSS would keep that peak. The kBusyTickMs floor keeps busy keep-alive
+// connections (many clients, each between a response and its next request for a few
+// milliseconds) from being parked and rebuilt on every request. The same tick ends the parked
+// connections whose idle timeout has passed (kept to within one tick). A parked socket that
+// turns readable (a request, or the client's FIN) is handed back to be rebuilt, from the loop.
+// Worker thread only.
 #pragma once
 
 #include <event2/event.h>
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace sluice::stats {
+struct ListenerStats;
+}
 
 namespace sluice::proxy {
+
+struct ListenerSlot;
 
 class IdleParker {
  public:
@@ -37,62 +46,101 @@ class IdleParker {
   static constexpr size_t kMaxUnparked = 64;
   static constexpr uint32_t kBusyTickMs = 50;
 
-  // What a connection inherits to be listed; its fields belong to the parker.
+  // What a connection inherits to be on the idle list; its fields belong to the parker.
   struct Hook {
     Hook* idle_prev = nullptr;
     Hook* idle_next = nullptr;
-    uint32_t idle_since = 0;       // the parker's monotonic clock (ms) when it became idle
-    uint32_t idle_timeout_ms = 0;  // while parked: ended this long after idle_since
-    int parked_fd = -1;            // the owner's: >= 0 while it is parked (its socket)
-    uint8_t idle_list = 0;         // 0: none, 1: idle (not parked), 2: parked
+    uint32_t idle_since = 0;  // the parker's monotonic clock (ms) when it became idle
+    bool idle_listed = false;
+  };
+  // What a parked connection keeps besides its socket (shared by those with the same fields).
+  struct Owner {
+    std::shared_ptr<ListenerSlot> slot;
+    std::shared_ptr<const stats::ListenerStats> stats;  // the series it is counted in
+    uint32_t idle_timeout_ms = 0;  // it is ended this long after it became idle
+  };
+  enum class Wake {
+    kReadable,  // a request (or the client's FIN) arrived: rebuild the connection, read it
+    kTimedOut,  // its idle timeout passed: close it
+    kDrain,     // wakeAll(): rebuild it (the caller then drains or closes it)
+    kShutdown,  // the parker is destroyed: close it
   };
   struct Callbacks {
-    // From a tick, for a connection taken off the idle list: park now (setting parked_fd) and
-    // return the socket to watch, or -1 to decline (it may add() itself again).
-    int (*park)(Hook* hook) = nullptr;
-    // A parked connection taken off the parked list (socket no longer watched): readable, or
-    // `timed_out` (its idle timeout passed). The connection unparks or closes.
-    void (*wake)(Hook* hook, bool timed_out) = nullptr;
+    void* arg = nullptr;
+    // From a tick, for a connection taken off the idle list: give it up — return its socket,
+    // fill `*owner`, and delete the connection (deferred) without closing the socket — or
+    // return -1 to decline (it may add() itself again).
+    int (*park)(void* arg, Hook* hook, Owner* owner) = nullptr;
+    // A parked socket leaves the parker (no longer watched; `fd` is the callee's now).
+    void (*wake)(void* arg, int fd, const Owner& owner, Wake why) = nullptr;
   };
 
   // `base`: the worker's event loop.
   IdleParker(event_base* base, const Callbacks& callbacks);
+  // Every parked socket is handed to wake(kShutdown).
   ~IdleParker();
   IdleParker(const IdleParker&) = delete;
   IdleParker& operator=(const IdleParker&) = delete;
 
-  // The connection of `hook` is idle from now on, and once parked is ended after
-  // `idle_timeout_ms` of idleness. Re-adding an idle hook moves it to the end. Not for a parked
-  // hook (the connection unparks first).
-  void add(Hook* hook, uint32_t idle_timeout_ms);
-  // Busy again, or closing: off whichever list (a parked socket is no longer watched;
-  // parked_fd is left to the owner). No-op when not listed.
+  // The connection of `hook` is idle from now on. Re-adding moves it to the end.
+  void add(Hook* hook);
+  // Busy again, or closing: off the idle list. No-op when not listed.
   void remove(Hook* hook);
+  // Hands every parked socket of `slot` (nullptr: all) to wake(kDrain), synchronously.
+  void wakeAll(const ListenerSlot* slot);
   size_t idleCount() const { return idle_.count; }
-  size_t parkedCount() const { return parked_.count; }
+  size_t parkedCount() const { return parked_count_; }
 
  private:
+  static constexpr int kPageBits = 8;  // 256 records of 16 B: one 4 KiB page
+  static constexpr size_t kPageRecords = size_t{1} << kPageBits;
+  static constexpr int kMaxFd = 1 << 24;
+  struct Record {
+    int32_t prev;  // the parked list, in parking order (sockets; -1: none)
+    int32_t next;
+    uint32_t idle_since;
+    uint16_t owner;  // index in owners_
+    uint16_t used;
+  };
+  struct Page {
+    Record records[kPageRecords];
+    size_t count;
+  };
+  struct OwnerEntry {
+    Owner owner;
+    size_t refs = 0;
+  };
   struct List {
     Hook* head = nullptr;
     Hook* tail = nullptr;
     size_t count = 0;
   };
+
   static void onTick(evutil_socket_t, short, void* arg);
   static void onReadable(evutil_socket_t, short, void* arg);
   static void append(List& list, Hook* hook);
   static void unlink(List& list, Hook* hook);
   uint32_t nowMs() const;  // CLOCK_MONOTONIC_COARSE, ms (wraps after 49 days)
-  static uint32_t ageMs(const Hook* hook, uint32_t now);
+  static uint32_t ageMs(uint32_t since, uint32_t now);
   void arm();
   void tick();
+  void parkOne(Hook* hook);
+  Record* record(int fd);              // nullptr when `fd` has none
+  int ownerIndex(const Owner& owner);  // -1: no room
+  // Takes `fd` off the parked list and out of the epoll set, then wake(why).
+  void release(int fd, Wake why);
 
   event_base* base_;
   Callbacks callbacks_;
   int epoll_fd_;       // the parked sockets (-1: none could be made; nothing is parked)
   ::event* readable_;  // epoll_fd_ readable: a parked socket is
   ::event* timer_;
-  List idle_;    // oldest first
-  List parked_;  // in parking order
+  List idle_;                                 // oldest first
+  std::vector<std::unique_ptr<Page>> pages_;  // by fd >> kPageBits; freed when empty
+  std::vector<OwnerEntry> owners_;
+  int32_t parked_head_ = -1;  // in parking order
+  int32_t parked_tail_ = -1;
+  size_t parked_count_ = 0;
   bool armed_ = false;
   bool soon_ = false;  // the next tick is due kBusyTickMs after going over kMaxUnparked
 };

@@ -38,18 +38,30 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
     }
     instances_.push_back(std::move(instance));
   }
+  entries_.resize(instances_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const sluice_filter_plugin& hooks = info_->filters[i]->hooks();
+    Entry& e = entries_[i];
+    e.worker = instances_[i]->worker;
+    e.stream_create = hooks.stream_create;
+    e.stream_destroy = hooks.stream_destroy;
+    e.headers[0] = hooks.on_request_headers;
+    e.headers[1] = hooks.on_response_headers;
+    e.body[0] = hooks.on_request_body;
+    e.body[1] = hooks.on_response_body;
+    e.on_log = hooks.on_log;
+    for (int d = 0; d < 2; ++d) body_hooks_[d] += e.body[d] != nullptr ? 1 : 0;
+  }
 }
 
 // Members go in reverse order: the instances (worker_destroy) before the info that keeps their
 // config instances alive.
 WorkerFilterChain::~WorkerFilterChain() = default;
 
-const std::vector<stats::FilterStats>& WorkerFilterChain::filterStats() {
-  if (!filter_stats_) {
-    filter_stats_.emplace();
-    filter_stats_->reserve(size());
-    for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
-  }
+const std::vector<stats::FilterStats>& WorkerFilterChain::makeFilterStats() {
+  filter_stats_.emplace();
+  filter_stats_->reserve(size());
+  for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
   return *filter_stats_;
 }
 
@@ -115,7 +127,8 @@ WorkerRuntime::WorkerRuntime(event::Worker& worker, ConnectionBalancer* balancer
     : worker_(worker),
       pool_(worker),
       streams_(worker),
-      parker_(worker.base(), {&DownstreamConnection::parkHook, &DownstreamConnection::wakeHook}),
+      parker_(worker.base(),
+              {this, &DownstreamConnection::parkHook, &DownstreamConnection::wakeParked}),
       trim_(worker.base()),
       balancer_(balancer),
       worker_connections_(stats::defaultRegistry().gauge(stats::kWorkerConnections,
@@ -190,6 +203,7 @@ void WorkerRuntime::setRoutes(std::shared_ptr<const RouteTable> routes) {
 }
 
 void WorkerRuntime::closeConnectionsOf(const ListenerSlot* slot) {
+  parker_.wakeAll(slot);  // parked ones are rebuilt, then drained with the others
   std::vector<DownstreamConnection*> conns;
   for (auto& [raw, conn] : connections_) {
     if (raw->slot() == slot) conns.push_back(raw);
@@ -243,7 +257,7 @@ void WorkerRuntime::acceptHandedOver(const std::string& listener, int fd,
     SLUICE_LOG(kDebug, "connection handed over on listener '", listener,
                "' closed: ", draining_ ? "the worker drains" : "the listener is gone");
     evutil_closesocket(fd);
-    connectionsChanged();  // drops the reservation pick() made
+    countChanged(open_connections_);  // drops the reservation pick() made
     return;
   }
   sockaddr_storage peer = addr;
@@ -254,13 +268,25 @@ void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* 
   auto conn = std::make_unique<DownstreamConnection>(*this, std::move(slot), fd, addr, len);
   DownstreamConnection* raw = conn.get();
   connections_.emplace(raw, std::move(conn));
-  connectionsChanged();
+  trim_.onConnectionCount(connections_.size());
+  connectionOpened();
   raw->start();
 }
 
-void WorkerRuntime::connectionsChanged() {
-  const size_t n = connections_.size();
-  trim_.onConnectionCount(n);
+DownstreamConnection* WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection> conn) {
+  DownstreamConnection* raw = conn.get();
+  connections_.emplace(raw, std::move(conn));
+  trim_.onConnectionCount(connections_.size());
+  return raw;
+}
+
+void WorkerRuntime::connectionOpened() { countChanged(++open_connections_); }
+
+void WorkerRuntime::connectionClosed() {
+  if (open_connections_ > 0) countChanged(--open_connections_);
+}
+
+void WorkerRuntime::countChanged(size_t n) {
   worker_connections_.set(static_cast<int64_t>(n));
   if (balancer_ != nullptr) balancer_->update(worker_.index(), n);
 }
@@ -300,7 +326,7 @@ void WorkerRuntime::release(DownstreamConnection* conn) {
   if (it == connections_.end()) return;
   worker_.deferDelete(std::move(it->second));
   connections_.erase(it);
-  connectionsChanged();
+  trim_.onConnectionCount(connections_.size());
   if (draining_) maybeDrained();
 }
 
@@ -313,6 +339,7 @@ void WorkerRuntime::drain(std::function<void()> done) {
       l->listener = nullptr;
     }
   }
+  parker_.wakeAll(nullptr);  // parked ones are rebuilt, then drained with the others
   std::vector<DownstreamConnection*> conns;
   conns.reserve(connections_.size());
   for (auto& [raw, conn] : connections_) conns.push_back(raw);
@@ -322,6 +349,7 @@ void WorkerRuntime::drain(std::function<void()> done) {
 }
 
 void WorkerRuntime::closeAll() {
+  parker_.wakeAll(nullptr);
   std::vector<DownstreamConnection*> conns;
   conns.reserve(connections_.size());
   for (auto& [raw, conn] : connections_) conns.push_back(raw);

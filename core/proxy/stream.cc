@@ -45,7 +45,7 @@ sluice_outcome outcomeFor(upstream::UpstreamError e) {
 }
 
 bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
-  const std::string* v = h.get("content-length");
+  const std::string_view* v = h.get("content-length");
   if (v == nullptr || v->empty() || v->size() > 19) return false;
   uint64_t n = 0;
   for (char c : *v) {
@@ -126,7 +126,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
     gatewayError(501, "CONNECT is not supported");
     return;
   }
-  if (const std::string* expect = request_.headers.get(http::HeaderId::kExpect)) {
+  if (const std::string_view* expect = request_.headers.get(http::HeaderId::kExpect)) {
     if (!http::equalsIgnoreCase(*expect, "100-continue") ||
         request_.headers.count(http::HeaderId::kExpect) > 1) {
       gatewayError(417, "only Expect: 100-continue is supported");
@@ -147,7 +147,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
     h.add("Upgrade", upgrade_);
   }
   std::string xff;
-  for (size_t i = 0; const std::string* v = h.get(http::HeaderId::kXForwardedFor, i); ++i) {
+  for (size_t i = 0; const std::string_view* v = h.get(http::HeaderId::kXForwardedFor, i); ++i) {
     http::forEachListElement(
         *v, [&](std::string_view el) { xff.append(el.data(), el.size()).append(", "); });
   }
@@ -336,7 +336,7 @@ void Stream::logAccess() {
   if (li.access_logs.empty()) return;
   info_.total_us = internal::nowUs() - info_.start_mono_us;
   info_.status = response_started_ ? response_.status : 0;
-  if (const std::string* id = request_.headers.get("x-request-id")) info_.request_id = *id;
+  if (const std::string_view* id = request_.headers.get("x-request-id")) info_.request_id = *id;
   writeAccessLog(li, runtime_.worker().index(), info_);
 }
 

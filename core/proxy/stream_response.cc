@@ -48,7 +48,7 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
   // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
   response_.status = head.status;
   response_.reason = std::move(head.reason);  // (cheaper than swap for short strings)
-  response_.headers.mutableFields().swap(head.headers.mutableFields());
+  response_.headers.swap(head.headers);
   response_.version_minor = head.version_minor;
   response_.framing = head.framing;
   response_.content_length = head.content_length;

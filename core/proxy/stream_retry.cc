@@ -55,7 +55,7 @@ bool Stream::admitRequest(const config::Route* route) {
     // Every field and list element counts and the tightest wins: two hops' budgets combined
     // (or a field repeated) must never leave a request more time than either gave it. Values
     // that are not whole milliseconds are ignored.
-    for (size_t i = 0; const std::string* v = request_.headers.get(trusted, i); ++i) {
+    for (size_t i = 0; const std::string_view* v = request_.headers.get(trusted, i); ++i) {
       http::forEachListElement(*v, [&](std::string_view el) {
         uint64_t ms = 0;
         if (!parseMs(el, &ms)) return;

@@ -15,6 +15,7 @@
 #include "core/plugin/host_api.h"
 #include "core/plugin/plugin.h"
 #include "core/server/bootstrap.h"
+#include "core/server/libevent_memory.h"
 #include "core/server/listen.h"
 #include "core/server/server.h"
 #include "core/server/version.h"
@@ -105,6 +106,9 @@ int listPlugins(const config::Config& cfg) {
 }
 
 int mainImpl(int argc, char** argv) {
+  // Before any libevent call: its per-descriptor records go to pages of their own
+  // (libevent_memory.h: otherwise they pin the pages of a connection burst after it closed).
+  server::libevent_memory::install();
   plugin::setExecutablePath(argc > 0 ? argv[0] : "");
   std::string config_path;
   bool validate = false;

@@ -1,7 +1,8 @@
 // Idle keep-alive connections give up their buffers (DownstreamConnection parking, after
 // IdleParker::kParkAfterMs idle, or at once beyond IdleParker::kMaxUnparked idle connections)
 // and must behave exactly as before: the next request, pipelined requests, the idle timeout, a
-// client's close and a drain all work on a parked connection.
+// client's close and a drain all work on a parked connection, which stays counted as open and
+// keeps its client address.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -19,6 +20,7 @@ namespace {
 
 constexpr char kConfig[] = R"(
 workers: 1
+admin: { address: 127.0.0.1:${ADMIN} }
 plugin_paths: ${PLUGINS}
 limits:
   idle_timeout_ms: 6000
@@ -45,6 +47,20 @@ class IdleParkTest : public EchoFixture {
     EXPECT_TRUE(r.keep_alive);
     EXPECT_EQ(echoString(r.body, "path"), path.substr(8)) << "responses out of order";
   }
+  static int64_t activeConnections() {
+    auto stats = adminStats(gateway_->adminPort());
+    auto it = stats.find("downstream_cx_active");
+    return it == stats.end() ? -1 : static_cast<int64_t>(it->second);
+  }
+  // Polls (generously: a loaded machine) until downstream_cx_active is `n`.
+  static bool activeBecomes(int64_t n) {
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    while (activeConnections() != n) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    return true;
+  }
 };
 
 TEST_F(IdleParkTest, ParkedConnectionServesTheNextRequests) {
@@ -61,6 +77,26 @@ TEST_F(IdleParkTest, ParkedConnectionServesTheNextRequests) {
   std::this_thread::sleep_for(kParked);
   ASSERT_TRUE(conn.send(get("/gateway/echo/again")));
   expectEcho(conn, "/gateway/echo/again");
+}
+
+TEST_F(IdleParkTest, ParkedConnectionKeepsItsClientAddressAndCount) {
+  // A parked connection is rebuilt from its socket: the address sent upstream is read back
+  // from it, and it stays counted as open (once) while parked.
+  ASSERT_TRUE(activeBecomes(0));
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/a")));
+  Response first = conn.readResponse();
+  ASSERT_TRUE(first.complete) << first.error;
+  std::this_thread::sleep_for(kParked);
+  EXPECT_EQ(activeConnections(), 1) << "parked: still open, counted once";
+  ASSERT_TRUE(conn.send(get("/gateway/echo/b")));
+  Response second = conn.readResponse();
+  ASSERT_TRUE(second.complete) << second.error;
+  EXPECT_EQ(echoHeaderValues(second.body, "x-forwarded-for"),
+            echoHeaderValues(first.body, "x-forwarded-for"));
+  EXPECT_EQ(echoHeaderValues(second.body, "x-forwarded-for"),
+            std::vector<std::string>{"127.0.0.1"});
+  EXPECT_EQ(activeConnections(), 1);
 }
 
 TEST_F(IdleParkTest, ParkedConnectionWithoutAnyRequestYetServes) {
@@ -102,16 +138,19 @@ TEST_F(IdleParkTest, ParkedConnectionIsClosedAtTheIdleTimeout) {
   std::this_thread::sleep_for(kParked);
   EXPECT_FALSE(conn.isClosed(100)) << "parked, not closed";
   EXPECT_TRUE(conn.isClosed(15000)) << "parked connection kept past idle_timeout_ms";
+  EXPECT_TRUE(activeBecomes(0));
 }
 
 TEST_F(IdleParkTest, ClientClosingAParkedConnectionLeavesTheProxyServing) {
+  ASSERT_TRUE(activeBecomes(0));
   {
     RawConnection conn(port());
     ASSERT_TRUE(conn.send(get("/gateway/echo/x")));
     expectEcho(conn, "/gateway/echo/x");
     std::this_thread::sleep_for(kParked);
+    EXPECT_EQ(activeConnections(), 1);
   }  // closed by the client while parked
-  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  EXPECT_TRUE(activeBecomes(0)) << "the client's close of a parked connection went unnoticed";
   RawConnection conn(port());
   ASSERT_TRUE(conn.send(get("/gateway/echo/y")));
   expectEcho(conn, "/gateway/echo/y");

@@ -4,6 +4,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <chrono>
+#include <thread>
+
 #include "test/reload/reload_fixture.h"
 
 namespace sluice::test {
@@ -126,6 +129,32 @@ TEST(ListenerReloadTest, IdleConnectionOfARemovedListenerIsClosed) {
   ASSERT_EQ(gateway.reload(Trigger::kAdmin), 2u);
   EXPECT_TRUE(refused(side));
   EXPECT_TRUE(idle.isClosed(3000)) << "an idle connection of a removed listener stays open";
+}
+
+// The same for a parked idle connection (idle for over a second: its socket is held by the
+// worker's IdleParker, not by a connection object): it is closed, and a parked connection of a
+// listener the reload keeps still serves.
+TEST(ListenerReloadTest, ParkedConnectionOfARemovedListenerIsClosed) {
+  EchoBackend a("a");
+  const int side = freePort();
+  ReloadGateway gateway(kConfig, {{"A", a.address()}, {"MORE", listener("side", side)}});
+  ASSERT_TRUE(gateway.ready());
+  RawConnection parked(side);
+  RawConnection kept(gateway.port());
+  for (auto* c : {&parked, &kept}) {
+    const int port = c == &parked ? side : gateway.port();
+    ASSERT_TRUE(c->send(buildRequest("GET", "/svc/idle", {}, "", port)));
+    Response r = c->readResponse();
+    ASSERT_EQ(r.status, 200);
+    ASSERT_TRUE(r.keep_alive);
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(2600));  // parked by then
+  ASSERT_TRUE(gateway.rewrite(kConfig, {{"MORE", ""}}));
+  ASSERT_EQ(gateway.reload(Trigger::kAdmin), 2u);
+  EXPECT_TRUE(parked.isClosed(3000)) << "a parked connection of a removed listener stays open";
+  ASSERT_TRUE(kept.send(buildRequest("GET", "/svc/after", {}, "", gateway.port())));
+  Response r = kept.readResponse();
+  EXPECT_EQ(r.status, 200) << r.error;
 }
 
 // BUG (core): a reload during a drain (SIGTERM, then SIGHUP or POST /reload) still applies and

@@ -1,15 +1,19 @@
 // MemoryTrim (a trim once a burst of connections has closed, never in steady traffic) and
-// IdleParker (parks after kParkAfterMs, wakes on a readable socket, ends at the idle timeout,
-// parks early beyond kMaxUnparked) on a real event loop, with socketpairs as connections.
+// IdleParker (parks after kParkAfterMs, hands a readable socket back, ends one at its idle
+// timeout, parks early beyond kMaxUnparked, hands back a slot's sockets on wakeAll and every
+// socket when destroyed) on a real event loop, with socketpairs as connections.
 #include <event2/event.h>
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <map>
+#include <memory>
 #include <vector>
 
 #include "core/proxy/idle_parker.h"
 #include "core/proxy/memory_trim.h"
+#include "core/proxy/runtime.h"
 
 namespace sluice::proxy {
 namespace {
@@ -57,28 +61,56 @@ TEST(MemoryTrim, SteadyTrafficAndSmallDropsNeverTrim) {
   event_base_free(base);
 }
 
-// A connection for the parker: one end of a socketpair, the test holding the other.
+// A connection for the parker: one end of a socketpair, the test holding the other. Parked, it
+// is "gone" (the parker holds its socket), as a DownstreamConnection is deleted.
 struct FakeConn : IdleParker::Hook {
   int fd = -1;
   int peer = -1;
-  int parks = 0;
-  int wakes = 0;
-  int timeouts = 0;
+  uint32_t idle_timeout_ms = 60000;
+  std::shared_ptr<ListenerSlot> slot;
   bool decline = false;
+  bool parked = false;
+  int parks = 0;
+  int readable = 0;
+  int timeouts = 0;
+  int drains = 0;
+  int shutdowns = 0;
 };
 
-int park(IdleParker::Hook* hook) {
+struct Fakes {
+  std::map<int, FakeConn*> by_fd;
+};
+
+int park(void*, IdleParker::Hook* hook, IdleParker::Owner* owner) {
   auto* c = static_cast<FakeConn*>(hook);
   if (c->decline) return -1;
   ++c->parks;
-  c->parked_fd = c->fd;
+  c->parked = true;
+  owner->slot = c->slot;
+  owner->idle_timeout_ms = c->idle_timeout_ms;
   return c->fd;
 }
 
-void wake(IdleParker::Hook* hook, bool timed_out) {
-  auto* c = static_cast<FakeConn*>(hook);
-  c->parked_fd = -1;
-  (timed_out ? c->timeouts : c->wakes)++;
+void wake(void* arg, int fd, const IdleParker::Owner& owner, IdleParker::Wake why) {
+  FakeConn* c = static_cast<Fakes*>(arg)->by_fd.at(fd);
+  EXPECT_TRUE(c->parked);
+  EXPECT_EQ(owner.slot, c->slot);
+  EXPECT_EQ(owner.idle_timeout_ms, c->idle_timeout_ms);
+  c->parked = false;
+  switch (why) {
+    case IdleParker::Wake::kReadable:
+      ++c->readable;
+      break;
+    case IdleParker::Wake::kTimedOut:
+      ++c->timeouts;
+      break;
+    case IdleParker::Wake::kDrain:
+      ++c->drains;
+      break;
+    case IdleParker::Wake::kShutdown:
+      ++c->shutdowns;
+      break;
+  }
 }
 
 class IdleParkerTest : public ::testing::Test {
@@ -99,18 +131,20 @@ class IdleParkerTest : public ::testing::Test {
       ASSERT_EQ(socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, sv), 0);
       c.fd = sv[0];
       c.peer = sv[1];
+      fakes_.by_fd[c.fd] = &c;
     }
-    parker_ = std::make_unique<IdleParker>(base_, IdleParker::Callbacks{&park, &wake});
+    parker_ = std::make_unique<IdleParker>(base_, IdleParker::Callbacks{&fakes_, &park, &wake});
   }
   event_base* base_ = nullptr;
   std::vector<FakeConn> conns_;
+  Fakes fakes_;
   std::unique_ptr<IdleParker> parker_;
 };
 
-TEST_F(IdleParkerTest, ParksAfterASecondAndWakesWhenReadable) {
+TEST_F(IdleParkerTest, ParksAfterASecondAndHandsTheSocketBackWhenReadable) {
   make(2);
-  parker_->add(&conns_[0], 60000);
-  parker_->add(&conns_[1], 60000);
+  parker_->add(&conns_[0]);
+  parker_->add(&conns_[1]);
   parker_->remove(&conns_[1]);  // busy again: never parked
   runFor(base_, 300);
   EXPECT_EQ(conns_[0].parks, 0) << "not before kParkAfterMs";
@@ -118,47 +152,88 @@ TEST_F(IdleParkerTest, ParksAfterASecondAndWakesWhenReadable) {
   EXPECT_EQ(conns_[0].parks, 1);
   EXPECT_EQ(conns_[1].parks, 0);
   EXPECT_EQ(parker_->parkedCount(), 1u);
+  EXPECT_EQ(parker_->idleCount(), 0u);
   ASSERT_EQ(write(conns_[0].peer, "G", 1), 1);
   runFor(base_, 200);
-  EXPECT_EQ(conns_[0].wakes, 1);
+  EXPECT_EQ(conns_[0].readable, 1);
   EXPECT_EQ(conns_[0].timeouts, 0);
+  EXPECT_EQ(parker_->parkedCount(), 0u);
+  // The same socket can be parked again (its record was freed and is made anew).
+  char byte;
+  ASSERT_EQ(read(conns_[0].fd, &byte, 1), 1);
+  parker_->add(&conns_[0]);
+  runFor(base_, IdleParker::kParkAfterMs + IdleParker::kTickMs + 500);
+  EXPECT_EQ(conns_[0].parks, 2);
+  EXPECT_EQ(parker_->parkedCount(), 1u);
+}
+
+TEST_F(IdleParkerTest, ClientClosingAParkedSocketHandsItBack) {
+  make(1);
+  parker_->add(&conns_[0]);
+  runFor(base_, IdleParker::kParkAfterMs + IdleParker::kTickMs + 500);
+  ASSERT_EQ(conns_[0].parks, 1);
+  close(conns_[0].peer);  // the FIN: the owner rebuilds the connection and reads EOF
+  conns_[0].peer = -1;
+  runFor(base_, 200);
+  EXPECT_EQ(conns_[0].readable, 1);
   EXPECT_EQ(parker_->parkedCount(), 0u);
 }
 
 TEST_F(IdleParkerTest, ParkedConnectionEndsAtItsIdleTimeout) {
   make(1);
-  parker_->add(&conns_[0], 2500);
+  conns_[0].idle_timeout_ms = 2500;
+  parker_->add(&conns_[0]);
   runFor(base_, 2500 + 2 * IdleParker::kTickMs + 500);
   EXPECT_EQ(conns_[0].parks, 1);
   EXPECT_EQ(conns_[0].timeouts, 1);
-  EXPECT_EQ(conns_[0].wakes, 0);
+  EXPECT_EQ(conns_[0].readable, 0);
+  EXPECT_EQ(parker_->parkedCount(), 0u);
 }
 
 TEST_F(IdleParkerTest, DecliningConnectionIsNotParked) {
   make(1);
   conns_[0].decline = true;
-  parker_->add(&conns_[0], 60000);
+  parker_->add(&conns_[0]);
   runFor(base_, IdleParker::kParkAfterMs + IdleParker::kTickMs + 500);
   EXPECT_EQ(conns_[0].parks, 0);
   EXPECT_EQ(parker_->idleCount(), 0u);
+  EXPECT_EQ(parker_->parkedCount(), 0u);
 }
 
 TEST_F(IdleParkerTest, BeyondTheLimitTheOldestAreParkedSooner) {
   const size_t n = IdleParker::kMaxUnparked + 50;
   make(n);
-  for (auto& c : conns_) parker_->add(&c, 60000);
+  for (auto& c : conns_) parker_->add(&c);
   // Well before kParkAfterMs: the busy tick parks those beyond the limit.
   runFor(base_, IdleParker::kBusyTickMs + 300);
   EXPECT_GE(parker_->parkedCount(), 50u);
   EXPECT_LE(parker_->idleCount(), IdleParker::kMaxUnparked);
   EXPECT_EQ(conns_[0].parks, 1) << "the oldest first";
   EXPECT_EQ(conns_[n - 1].parks, 0);
-  // Removing a parked one stops watching its socket: no wake for it.
-  parker_->remove(&conns_[0]);
-  conns_[0].parked_fd = -1;
-  ASSERT_EQ(write(conns_[0].peer, "x", 1), 1);
-  runFor(base_, 200);
-  EXPECT_EQ(conns_[0].wakes, 0);
+}
+
+TEST_F(IdleParkerTest, WakeAllHandsBackTheSlotsSocketsAndTheDestructorTheRest) {
+  make(6);
+  auto a = std::make_shared<ListenerSlot>();
+  auto b = std::make_shared<ListenerSlot>();
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    conns_[i].slot = i % 2 == 0 ? a : b;
+    conns_[i].idle_timeout_ms = 60000 + static_cast<uint32_t>(i % 3);  // several owners
+    parker_->add(&conns_[i]);
+  }
+  const long held = a.use_count();  // ours and the connections'
+  runFor(base_, IdleParker::kParkAfterMs + IdleParker::kTickMs + 500);
+  ASSERT_EQ(parker_->parkedCount(), 6u);
+  EXPECT_GT(a.use_count(), held) << "the parker holds the slot of its parked sockets";
+  parker_->wakeAll(a.get());
+  for (size_t i = 0; i < conns_.size(); ++i) EXPECT_EQ(conns_[i].drains, i % 2 == 0 ? 1 : 0) << i;
+  EXPECT_EQ(parker_->parkedCount(), 3u);
+  EXPECT_EQ(a.use_count(), held) << "released with its last parked socket";
+  parker_.reset();
+  for (size_t i = 0; i < conns_.size(); ++i) {
+    EXPECT_EQ(conns_[i].shutdowns, i % 2 == 0 ? 0 : 1) << i;
+  }
+  EXPECT_EQ(b.use_count(), held);
 }
 
 }  // namespace
