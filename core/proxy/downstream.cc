@@ -199,10 +199,13 @@ int DownstreamConnection::park(IdleParker::Owner* owner, std::shared_ptr<void>* 
     return -1;
   }
   if (tls_ != nullptr) {
-    // A TLS session is kept whole: only once established, with no decrypted byte waiting in
-    // OpenSSL (read-ahead) and nothing arrived meanwhile (idleAndOpen() peeks).
-    if (!handshake_done_ || tls_info_ == nullptr || tls_->hasPending() ||
-        !transport_->idleAndOpen()) {
+    // A TLS session is kept whole: only once established, with nothing arrived meanwhile and
+    // no decrypted byte waiting in OpenSSL (read-ahead). idleAndOpen() peeks: what it decrypts
+    // waits in OpenSSL, and the socket will not say so; re-enabling reading reads it.
+    if (!handshake_done_ || tls_info_ == nullptr) return -1;
+    if (!transport_->idleAndOpen() || tls_->hasPending()) {
+      transport_->disableRead();
+      transport_->enableRead();
       return -1;
     }
   }
