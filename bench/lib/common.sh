@@ -304,6 +304,8 @@ listeners:
   - name: bench
     address: 127.0.0.1:$1
 EOF
+    # SLUICE_BALANCE=kernel: the workers keep what the kernel's SO_REUSEPORT hash gives them.
+    if [[ -n ${SLUICE_BALANCE:-} ]]; then echo "    connection_balance: $SLUICE_BALANCE"; fi
     if [[ $2 == 1 ]]; then
       cat <<EOF
     filters:

@@ -69,10 +69,10 @@ struct TlsCertificate {
 // Headers that carry a verified client certificate's facts upstream (mTLS). Empty = not sent.
 // Copies sent by the client are always removed first.
 struct ClientCertHeaders {
-  std::string subject = "X-Client-Cert-Subject";      // RFC 2253 distinguished name
-  std::string uri_san = "X-Client-Cert-URI";          // URI SANs, comma-separated
-  std::string dns_san = "X-Client-Cert-DNS";          // DNS SANs, comma-separated
-  std::string fingerprint = "X-Client-Cert-SHA256";   // SHA-256 of the DER, lowercase hex
+  std::string subject = "X-Client-Cert-Subject";     // RFC 2253 distinguished name
+  std::string uri_san = "X-Client-Cert-URI";         // URI SANs, comma-separated
+  std::string dns_san = "X-Client-Cert-DNS";         // DNS SANs, comma-separated
+  std::string fingerprint = "X-Client-Cert-SHA256";  // SHA-256 of the DER, lowercase hex
 };
 
 // Downstream TLS on a listener (`tls:`). See docs/configuration.md.
@@ -85,7 +85,7 @@ struct TlsServer {
   std::string ciphers;                       // TLS 1.2 suites (OpenSSL syntax); "" = default
   std::string ciphersuites;                  // TLS 1.3 suites; "" = default
   std::vector<std::string> alpn = {"http/1.1"};
-  std::string client_ca;  // PEM bundle; set = ask for client certificates
+  std::string client_ca;          // PEM bundle; set = ask for client certificates
   Verify verify = Verify::kNone;  // kRequired when client_ca is set and verify is not given
   ClientCertHeaders client_cert_headers;
   uint32_t handshake_timeout_ms = 10000;
@@ -100,9 +100,9 @@ struct TlsServer {
 // Upstream TLS on a cluster (`tls:`).
 struct TlsClient {
   bool enabled = false;
-  std::string ca_file;  // "" = the system store
-  bool verify = true;   // verify the chain and the name
-  std::string sni;      // "" = the endpoint's host name (none for IP addresses)
+  std::string ca_file;                // "" = the system store
+  bool verify = true;                 // verify the chain and the name
+  std::string sni;                    // "" = the endpoint's host name (none for IP addresses)
   TlsCertificate client_certificate;  // optional (cert_chain empty = none)
   std::vector<std::string> alpn = {"http/1.1"};
   std::string min_version = "1.2";
@@ -152,10 +152,10 @@ enum RetryOn : uint32_t {
 struct RetryPolicy {
   uint32_t retries = 1;  // extra attempts (the old top-level `retries` sets this)
   uint32_t retry_on = kRetryOnConnectFailure | kRetryOnReset;
-  uint32_t backoff_base_ms = 25;  // first backoff interval; doubles per retry, full jitter
-  uint32_t backoff_max_ms = 250;  // cap of the backoff interval
-  uint32_t budget_percent = 20;   // active retries <= this % of the cluster's active requests
-                                  // on their first try
+  uint32_t backoff_base_ms = 25;       // first backoff interval; doubles per retry, full jitter
+  uint32_t backoff_max_ms = 250;       // cap of the backoff interval
+  uint32_t budget_percent = 20;        // active retries <= this % of the cluster's active requests
+                                       // on their first try
   uint32_t min_retry_concurrency = 3;  // ... but at least this many concurrent retries
   uint64_t max_body_bytes = 65536;     // request body kept for a replay; larger: no retry once
                                        // bytes went upstream
@@ -206,10 +206,10 @@ enum class FiltersMode : uint8_t {
 };
 
 struct Route {
-  std::string name;                           // optional; "" = unnamed (attribute: the prefix)
-  std::string prefix;                         // must start with '/'
-  std::string cluster;                        // target cluster name
-  std::vector<PluginRef> filters;             // per-route filter entries (see FiltersMode)
+  std::string name;                // optional; "" = unnamed (attribute: the prefix)
+  std::string prefix;              // must start with '/'
+  std::string cluster;             // target cluster name
+  std::vector<PluginRef> filters;  // per-route filter entries (see FiltersMode)
   FiltersMode filters_mode = FiltersMode::kExtend;
   std::optional<std::string> prefix_rewrite;  // replaces `prefix` in the upstream path
   std::optional<uint32_t> timeout_ms;         // overrides the cluster's request_timeout_ms
@@ -237,6 +237,16 @@ struct AccessLog {
   Mark path_mark;                   // its `path` value (for "cannot open" errors)
 };
 
+// How a listener's accepted connections are spread over the workers
+// (listeners[].connection_balance).
+enum class ConnectionBalance : uint8_t {
+  // The kernel's SO_REUSEPORT hash of the client's address and port picks the worker, and a
+  // worker holding more than one connection over the least loaded worker hands a new one to it.
+  kExact,
+  // The kernel's choice stands: no hand-off between workers.
+  kKernel,
+};
+
 struct Listener {
   std::string name;
   std::string address;             // "host:port" / "[ipv6]:port", unique among listeners
@@ -256,6 +266,7 @@ struct Listener {
   // set): net.core.somaxconn itself (/proc/sys/net/core/somaxconn), as nginx takes 511 and
   // HAProxy its maxconn.
   uint32_t backlog = 0;
+  ConnectionBalance connection_balance = ConnectionBalance::kExact;
   Mark mark;
 };
 
@@ -266,11 +277,11 @@ struct Discovery {
 };
 
 struct Config {
-  std::string file;           // path it was read from ("<embedded>" for the built-in demo)
-  uint32_t workers = 0;       // 0 = auto (number of cores)
-  std::string admin_address;  // "" = no admin listener; `admin:` alone = 127.0.0.1:9901;
-                              // no listener may share its address
-  Mark admin_mark;            // where admin.address was written (or the admin key)
+  std::string file;              // path it was read from ("<embedded>" for the built-in demo)
+  uint32_t workers = 0;          // 0 = auto (number of cores)
+  std::string admin_address;     // "" = no admin listener; `admin:` alone = 127.0.0.1:9901;
+                                 // no listener may share its address
+  Mark admin_mark;               // where admin.address was written (or the admin key)
   std::string admin_token_file;  // absolute; "" = POST endpoints need no token
   std::string admin_token;       // its content, surrounding whitespace trimmed (never empty)
   std::vector<std::string> plugin_paths;  // absolute after load (relative ones are resolved

@@ -160,42 +160,59 @@ void parseUpgrades(const Field& field, Context& ctx, std::vector<std::string>* o
   });
 }
 
+void parseConnectionBalance(const Field& f, Context& ctx, ConnectionBalance* out) {
+  std::string v;
+  if (!readString(f, ctx, &v)) return;
+  if (v == "exact") {
+    *out = ConnectionBalance::kExact;
+  } else if (v == "kernel") {
+    *out = ConnectionBalance::kKernel;
+  } else {
+    ctx.error(f.mark, cat(f.label, ": expected 'exact' or 'kernel', got '", v,
+                          "' (exact: a busier worker hands new connections to the least loaded "
+                          "one; kernel: the kernel's SO_REUSEPORT choice stands)"));
+  }
+}
+
 void parseListener(const Field& field, Context& ctx, Config* config, Spans* spans) {
   if (field.value.IsNull()) ctx.error(field.mark, field.label + ": empty listener");
   Listener& listener = config->listeners.emplace_back();
   listener.mark = field.mark;
   Mark& name_mark = spans->listener_name.emplace_back(field.mark);
   Mark& address_mark = spans->listener_address.emplace_back(field.mark);
-  forEachField(field, "listener",
-               {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
-                "tunnel_idle_timeout_ms", "trusted_deadline_header", "backlog"},
-               ctx, [&](const Field& f) {
-                 if (f.key == "name") {
-                   name_mark = f.mark;
-                   readName(f, ctx, &listener.name);
-                 } else if (f.key == "address") {
-                   address_mark = f.mark;
-                   readAddress(f, ctx, &listener.address);
-                 } else if (f.key == "context_path") {
-                   parseContextPath(f, ctx, &listener.context_path);
-                 } else if (f.key == "tls") {
-                   parseListenerTls(f, ctx, &listener.tls);
-                 } else if (f.key == "access_log") {
-                   parseAccessLogs(f, ctx, &listener.access_logs);
-                 } else if (f.key == "upgrades") {
-                   parseUpgrades(f, ctx, &listener.upgrades);
-                 } else if (f.key == "tunnel_idle_timeout_ms") {
-                   readTimeoutMs(f, ctx, &listener.tunnel_idle_timeout_ms);
-                 } else if (f.key == "trusted_deadline_header") {
-                   readHeaderName(f, ctx, &listener.trusted_deadline_header);
-                 } else if (f.key == "backlog") {
-                   readUint32(f, 1, kMaxBacklog, ctx, &listener.backlog);
-                 } else {
-                   forEachItem(f, ctx, [&](const Field& item) {
-                     parseFilterEntry(item, false, ctx, &listener.filters.emplace_back());
-                   });
-                 }
-               });
+  forEachField(
+      field, "listener",
+      {"name", "address", "context_path", "filters", "tls", "access_log", "upgrades",
+       "tunnel_idle_timeout_ms", "trusted_deadline_header", "backlog", "connection_balance"},
+      ctx, [&](const Field& f) {
+        if (f.key == "name") {
+          name_mark = f.mark;
+          readName(f, ctx, &listener.name);
+        } else if (f.key == "address") {
+          address_mark = f.mark;
+          readAddress(f, ctx, &listener.address);
+        } else if (f.key == "context_path") {
+          parseContextPath(f, ctx, &listener.context_path);
+        } else if (f.key == "tls") {
+          parseListenerTls(f, ctx, &listener.tls);
+        } else if (f.key == "access_log") {
+          parseAccessLogs(f, ctx, &listener.access_logs);
+        } else if (f.key == "upgrades") {
+          parseUpgrades(f, ctx, &listener.upgrades);
+        } else if (f.key == "tunnel_idle_timeout_ms") {
+          readTimeoutMs(f, ctx, &listener.tunnel_idle_timeout_ms);
+        } else if (f.key == "trusted_deadline_header") {
+          readHeaderName(f, ctx, &listener.trusted_deadline_header);
+        } else if (f.key == "backlog") {
+          readUint32(f, 1, kMaxBacklog, ctx, &listener.backlog);
+        } else if (f.key == "connection_balance") {
+          parseConnectionBalance(f, ctx, &listener.connection_balance);
+        } else {
+          forEachItem(f, ctx, [&](const Field& item) {
+            parseFilterEntry(item, false, ctx, &listener.filters.emplace_back());
+          });
+        }
+      });
   requireFields(field, {"name", "address"}, ctx);
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 namespace sluice::http {
 namespace {
@@ -37,6 +38,7 @@ constexpr std::string_view kIdNames[] = {
     "age",
     "authorization",
     "cache-control",
+    "close",
     "connection",
     "content-encoding",
     "content-length",
@@ -85,6 +87,7 @@ constexpr std::string_view kIdSpellings[] = {
     "Age",
     "Authorization",
     "Cache-Control",
+    "Close",
     "Connection",
     "Content-Encoding",
     "Content-Length",
@@ -308,48 +311,155 @@ bool isFieldValue(std::string_view s) {
 
 namespace {
 
-// Per thread: field vectors of kReservedFields capacity, empty, from destroyed maps. Bounded:
-// at most kSpares KiB idle per thread. `t_spares` is a plain pointer, readable at any time
-// (also while the thread exits, after the list itself is gone: then it is null).
+// Per thread: storage of the reserved sizes (a field vector of kReservedFields capacity, empty,
+// and an arena of kReservedBytes) from destroyed maps. Bounded: at most kSpares × 3 KiB idle per
+// thread. `t_spares` is a plain pointer, readable at any time (also while the thread exits,
+// after the list itself is gone: then it is null).
 constexpr size_t kSpares = 16;
-struct SpareVectors;
-thread_local SpareVectors* t_spares = nullptr;
-struct SpareVectors {
-  std::vector<HeaderField> v[kSpares];
-  size_t n = 0;
-  SpareVectors() { t_spares = this; }
-  ~SpareVectors() { t_spares = nullptr; }
+struct SpareStorage {
+  std::vector<HeaderField> fields;
+  char* bytes = nullptr;
 };
-SpareVectors& spareVectors() {
-  thread_local SpareVectors spares;
-  return spares;
+struct Spares;
+thread_local Spares* t_spares = nullptr;
+struct Spares {
+  SpareStorage s[kSpares];
+  size_t n = 0;
+  Spares() { t_spares = this; }
+  ~Spares() {
+    t_spares = nullptr;
+    for (size_t i = 0; i < n; ++i) delete[] s[i].bytes;
+  }
+};
+Spares& spares() {
+  if (t_spares != nullptr) return *t_spares;
+  thread_local Spares list;
+  return list;
+}
+
+// `v` re-pointed from [from, from + len) to the same place in `to` when it views that range.
+inline void rebase(std::string_view& v, const char* from, size_t len, const char* to) {
+  if (v.data() >= from && v.data() < from + len) {
+    v = std::string_view(to + (v.data() - from), v.size());
+  }
 }
 
 }  // namespace
 
 void HeaderMap::recycle() noexcept {
-  SpareVectors* spares = t_spares;
-  if (spares == nullptr || spares->n == kSpares || fields_.capacity() != kReservedFields) return;
-  fields_.clear();
-  spares->v[spares->n++].swap(fields_);
+  Spares* list = t_spares;
+  if (list != nullptr && list->n < kSpares && fields_.capacity() == kReservedFields &&
+      cap_ == kReservedBytes) {
+    SpareStorage& spare = list->s[list->n++];
+    fields_.clear();
+    spare.fields.swap(fields_);
+    spare.bytes = bytes_;
+  } else {
+    delete[] bytes_;
+    std::vector<HeaderField>().swap(fields_);
+  }
+  bytes_ = nullptr;
+  used_ = cap_ = 0;
+  present_ = 0;
+  connection_options_ = 0;
+  connection_other_ = false;
+}
+
+HeaderMap::HeaderMap(HeaderMap&& other) noexcept
+    : fields_(std::move(other.fields_)),
+      bytes_(std::exchange(other.bytes_, nullptr)),
+      used_(std::exchange(other.used_, 0)),
+      cap_(std::exchange(other.cap_, 0)),
+      present_(std::exchange(other.present_, 0)),
+      connection_options_(std::exchange(other.connection_options_, 0)),
+      connection_other_(std::exchange(other.connection_other_, false)) {
+  other.fields_.clear();
 }
 
 HeaderMap& HeaderMap::operator=(HeaderMap&& other) noexcept {
   if (this != &other) {
-    recycle();
-    fields_ = std::move(other.fields_);
+    if (bytes_ != nullptr || fields_.capacity() != 0) recycle();
+    swap(other);
   }
   return *this;
 }
 
+void HeaderMap::swap(HeaderMap& other) noexcept {
+  fields_.swap(other.fields_);
+  std::swap(bytes_, other.bytes_);
+  std::swap(used_, other.used_);
+  std::swap(cap_, other.cap_);
+  std::swap(present_, other.present_);
+  std::swap(connection_options_, other.connection_options_);
+  std::swap(connection_other_, other.connection_other_);
+}
+
+void HeaderMap::noteConnection(std::string_view value) {
+  forEachListElement(value, [&](std::string_view el) {
+    const HeaderId id = headerId(el);
+    if (id == HeaderId::kOther) {
+      connection_other_ = true;
+    } else {
+      connection_options_ |= idBit(id);
+    }
+  });
+}
+
+HeaderMap::HeaderMap(const HeaderMap& other) { copyFrom(other); }
+
+HeaderMap& HeaderMap::operator=(const HeaderMap& other) {
+  if (this != &other) {
+    clear();
+    copyFrom(other);
+  }
+  return *this;
+}
+
+// Copies the fields into this (empty) map's arena, compacted; static names stay views.
+void HeaderMap::copyFrom(const HeaderMap& other) {
+  fields_.reserve(other.fields_.size());
+  for (const HeaderField& f : other.fields_) {
+    const bool name_is_static =
+        f.id != HeaderId::kOther && f.name.data() == headerIdSpelling(f.id).data();
+    append(f.id, f.name, f.value, name_is_static);
+  }
+}
+
 void HeaderMap::reserve() {
-  if (fields_.capacity() >= kReservedFields) return;
-  SpareVectors& spares = t_spares != nullptr ? *t_spares : spareVectors();
-  if (spares.n > 0 && fields_.empty()) {
-    fields_.swap(spares.v[--spares.n]);
+  if (bytes_ != nullptr && fields_.capacity() >= kReservedFields) return;
+  Spares& list = spares();
+  if (list.n > 0 && bytes_ == nullptr && fields_.capacity() == 0) {
+    SpareStorage& spare = list.s[--list.n];
+    fields_.swap(spare.fields);
+    bytes_ = std::exchange(spare.bytes, nullptr);
+    cap_ = kReservedBytes;
     return;
   }
   fields_.reserve(kReservedFields);
+  if (bytes_ == nullptr) {
+    bytes_ = new char[kReservedBytes];
+    cap_ = kReservedBytes;
+  }
+}
+
+void HeaderMap::grow(size_t need, std::string_view* a, std::string_view* b) {
+  if (bytes_ == nullptr && fields_.capacity() == 0) {
+    reserve();  // a map filled by hand (a local reply): the thread's spare storage
+    if (cap_ - used_ >= need) return;
+  }
+  size_t cap = std::max(cap_ * 2, used_ + need);
+  if (cap < kReservedBytes) cap = kReservedBytes;
+  char* bytes = new char[cap];
+  if (used_ != 0) std::memcpy(bytes, bytes_, used_);
+  for (HeaderField& f : fields_) {
+    rebase(f.name, bytes_, used_, bytes);
+    rebase(f.value, bytes_, used_, bytes);
+  }
+  if (a != nullptr) rebase(*a, bytes_, used_, bytes);
+  if (b != nullptr) rebase(*b, bytes_, used_, bytes);
+  delete[] bytes_;
+  bytes_ = bytes;
+  cap_ = cap;
 }
 
 bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) {
@@ -357,32 +467,69 @@ bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) 
                                 : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);
 }
 
-// Appending makes the strings before the vector may move: `name` or `value` can be a view of
-// one of its fields (a filter copying a field).
+void HeaderMap::append(HeaderId id, std::string_view name, std::string_view value,
+                       bool name_is_static) {
+  const size_t need = (name_is_static ? 0 : name.size()) + value.size();
+  if (cap_ - used_ < need) grow(need, &name, &value);  // they may view the arena
+  char* p = bytes_ + used_;
+  if (!name_is_static) {
+    if (!name.empty()) std::memcpy(p, name.data(), name.size());
+    name = std::string_view(p, name.size());
+    p += name.size();
+  }
+  if (!value.empty()) std::memcpy(p, value.data(), value.size());
+  used_ += need;
+  fields_.push_back(HeaderField{name, std::string_view(p, value.size()), id});
+  present_ |= idBit(id);
+  if (id == HeaderId::kConnection) noteConnection(fields_.back().value);
+}
+
 void HeaderMap::add(std::string_view name, std::string_view value) {
-  fields_.push_back(HeaderField{std::string(name), std::string(value), headerId(name)});
+  append(headerId(name), name, value, false);
 }
 
 void HeaderMap::set(std::string_view name, std::string_view value) {
-  setNamed(headerId(name), name, value);
+  setNamed(headerId(name), name, value, false);
 }
 
 void HeaderMap::set(HeaderId id, std::string_view value) {
-  if (id != HeaderId::kOther) setNamed(id, headerIdSpelling(id), value);
+  if (id != HeaderId::kOther) setNamed(id, headerIdSpelling(id), value, true);
 }
 
-void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view value) {
-  auto it = std::find_if(fields_.begin(), fields_.end(),
-                         [&](const HeaderField& f) { return named(f, id, name); });
+void HeaderMap::setNamed(HeaderId id, std::string_view name, std::string_view value,
+                         bool name_is_static) {
+  auto it = fields_.end();
+  if (id == HeaderId::kOther || (present_ & idBit(id)) != 0) {
+    it = std::find_if(fields_.begin(), fields_.end(),
+                      [&](const HeaderField& f) { return named(f, id, name); });
+  }
   if (it == fields_.end()) {
-    fields_.push_back(HeaderField{std::string(name), std::string(value), id});  // as in add()
+    append(id, name, value, name_is_static);
     return;
   }
-  it->value.assign(value.data(), value.size());
-  // Later fields of that name go; the first keeps its place.
+  // Later fields of that name go; the first keeps its place and takes the new value.
+  if (id == HeaderId::kConnection) {
+    connection_options_ = 0;  // noted again below from the one Connection field left
+    connection_other_ = false;
+  }
+  const size_t at = static_cast<size_t>(it - fields_.begin());
   fields_.erase(std::remove_if(it + 1, fields_.end(),
                                [&](const HeaderField& f) { return named(f, id, name); }),
                 fields_.end());
+  std::string_view old = fields_[at].value;
+  const bool in_arena = old.data() >= bytes_ && old.data() < bytes_ + used_;
+  if (in_arena && value.size() <= old.size()) {
+    char* p = bytes_ + (old.data() - bytes_);
+    if (!value.empty()) std::memmove(p, value.data(), value.size());  // it may be `old` itself
+    fields_[at].value = std::string_view(p, value.size());
+  } else {
+    if (cap_ - used_ < value.size()) grow(value.size(), &value, nullptr);
+    char* p = bytes_ + used_;
+    if (!value.empty()) std::memcpy(p, value.data(), value.size());
+    used_ += value.size();
+    fields_[at].value = std::string_view(p, value.size());
+  }
+  if (id == HeaderId::kConnection) noteConnection(fields_[at].value);
 }
 
 size_t HeaderMap::remove(std::string_view name) { return removeNamed(headerId(name), name); }
@@ -392,23 +539,30 @@ size_t HeaderMap::remove(HeaderId id) {
 }
 
 size_t HeaderMap::removeNamed(HeaderId id, std::string_view name) {
+  if (id != HeaderId::kOther && (present_ & idBit(id)) == 0) return 0;
   size_t before = fields_.size();
   fields_.erase(std::remove_if(fields_.begin(), fields_.end(),
                                [&](const HeaderField& f) { return named(f, id, name); }),
                 fields_.end());
+  present_ &= ~idBit(id);
+  if (id == HeaderId::kConnection) {
+    connection_options_ = 0;
+    connection_other_ = false;
+  }
   return before - fields_.size();
 }
 
-const std::string* HeaderMap::get(std::string_view name, size_t index) const {
+const std::string_view* HeaderMap::get(std::string_view name, size_t index) const {
   const HeaderId id = headerId(name);
+  if (id != HeaderId::kOther) return get(id, index);
   for (const auto& f : fields_) {
     if (named(f, id, name) && index-- == 0) return &f.value;
   }
   return nullptr;
 }
 
-const std::string* HeaderMap::get(HeaderId id, size_t index) const {
-  if (id == HeaderId::kOther) return nullptr;
+const std::string_view* HeaderMap::get(HeaderId id, size_t index) const {
+  if ((present_ & idBit(id)) == 0) return nullptr;
   for (const auto& f : fields_) {
     if (f.id == id && index-- == 0) return &f.value;
   }
@@ -417,13 +571,14 @@ const std::string* HeaderMap::get(HeaderId id, size_t index) const {
 
 size_t HeaderMap::count(std::string_view name) const {
   const HeaderId id = headerId(name);
+  if (id != HeaderId::kOther) return count(id);
   size_t n = 0;
   for (const auto& f : fields_) n += named(f, id, name) ? 1 : 0;
   return n;
 }
 
 size_t HeaderMap::count(HeaderId id) const {
-  if (id == HeaderId::kOther) return 0;
+  if ((present_ & idBit(id)) == 0) return 0;
   size_t n = 0;
   for (const auto& f : fields_) n += f.id == id ? 1 : 0;
   return n;
@@ -431,6 +586,7 @@ size_t HeaderMap::count(HeaderId id) const {
 
 bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
   const HeaderId id = headerId(name);
+  if (id != HeaderId::kOther && (present_ & idBit(id)) == 0) return false;
   bool found = false;
   for (const auto& f : fields_) {
     if (!named(f, id, name)) continue;
@@ -442,29 +598,34 @@ bool HeaderMap::hasToken(std::string_view name, std::string_view token) const {
 }
 
 void stripHopByHop(HeaderMap& headers) {
-  uint64_t drop = kHopByHopMask;
-  std::vector<std::string> named;  // names Connection lists that are not interned (rare)
-  for (const auto& f : headers.fields()) {
-    if (f.id != HeaderId::kConnection) continue;
-    forEachListElement(f.value, [&](std::string_view el) {
-      HeaderId id = headerId(el);
-      if (id == HeaderId::kOther) {
-        named.emplace_back(el);  // protected names are all interned
-      } else if ((kProtectedMask & bit(id)) == 0) {
-        drop |= bit(id);
-      }
-    });
+  // Names a Connection field lists only count when there is one, and Connection is itself
+  // hop-by-hop: a map with none of these has nothing to strip (the usual request).
+  if ((headers.present_ & kHopByHopMask) == 0) return;
+  // The interned names Connection lists were noted as its fields came in; only names that are
+  // not interned (rare) need its values read again.
+  const uint64_t drop = kHopByHopMask | (headers.connection_options_ & ~kProtectedMask);
+  std::vector<std::string_view> named;  // views of this map's bytes, which do not move here
+  if (headers.connection_other_) {
+    for (const auto& f : headers.fields_) {
+      if (f.id != HeaderId::kConnection) continue;
+      forEachListElement(f.value, [&](std::string_view el) {
+        if (headerId(el) == HeaderId::kOther) named.push_back(el);  // protected ones are interned
+      });
+    }
   }
-  auto& fields = headers.mutableFields();
+  auto& fields = headers.fields_;
   fields.erase(std::remove_if(fields.begin(), fields.end(),
                               [&](const HeaderField& f) {
                                 if (f.id != HeaderId::kOther) return (drop & bit(f.id)) != 0;
-                                for (const auto& n : named) {
+                                for (std::string_view n : named) {
                                   if (equalsIgnoreCase(f.name, n)) return true;
                                 }
                                 return false;
                               }),
                fields.end());
+  headers.present_ &= ~drop;
+  headers.connection_options_ = 0;  // Connection itself is gone
+  headers.connection_other_ = false;
 }
 
 }  // namespace sluice::http

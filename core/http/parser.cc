@@ -9,16 +9,6 @@ Parser* self(llhttp_t* p) { return static_cast<Parser*>(p->data); }
 
 inline bool isOws(char c) { return c == ' ' || c == '\t'; }
 
-void trimOws(std::string& s) {
-  if (s.empty() || (!isOws(s.front()) && !isOws(s.back()))) return;  // the usual case
-  size_t b = 0;
-  while (b < s.size() && isOws(s[b])) ++b;
-  size_t e = s.size();
-  while (e > b && isOws(s[e - 1])) --e;
-  s.erase(e);
-  s.erase(0, b);
-}
-
 }  // namespace
 
 void MessageHead::clear() {
@@ -123,6 +113,7 @@ int Parser::onMessageBegin(llhttp_t* p) {
   s->head_.headers.reserve();
   s->in_message_ = true;
   s->header_state_ = HeaderState::kNone;
+  s->facts_ = FieldFacts();
   s->header_bytes_ = 0;
   s->body_bytes_ = 0;
   return 0;
@@ -167,19 +158,38 @@ int Parser::failHeaderLimit(const char* request_reason, const char* response_rea
   return -1;
 }
 
+// What the codec's checks need from the fields, gathered as each one completes.
+inline void Parser::noteField(HeaderId id) {
+  switch (id) {
+    case HeaderId::kHost:
+      ++facts_.hosts;
+      break;
+    case HeaderId::kTransferEncoding:
+      ++facts_.transfer_encodings;
+      break;
+    case HeaderId::kContentLength:
+      facts_.content_length = true;
+      break;
+    default:
+      break;
+  }
+}
+
+// A field's name and then its value are copied into the head's arena piece by piece
+// (field_begin_, value_begin_: where they start); the field is added when its value completes.
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   Parser* s = self(p);
   if (!s->addHeaderBytes(len)) return -1;
-  auto& fields = s->head_.headers.mutableFields();
+  HeaderMap& headers = s->head_.headers;
   if (s->header_state_ != HeaderState::kField) {
-    if (s->limits_.max_header_count != 0 && fields.size() >= s->limits_.max_header_count) {
+    if (s->limits_.max_header_count != 0 && headers.size() >= s->limits_.max_header_count) {
       return s->failHeaderLimit("more header fields than limits.max_header_count",
                                 "more header fields than max_response_header_count");
     }
-    fields.emplace_back();
+    s->field_begin_ = headers.bytesUsed();
     s->header_state_ = HeaderState::kField;
   }
-  fields.back().name.append(at, len);
+  headers.appendBytes(at, len);
   return 0;
 }
 
@@ -197,54 +207,36 @@ int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
   char before = b > s->exec_begin_ ? b[-1] : s->prev_last_byte_;
   if (before == '\n') return s->failSyntax("obsolete line folding (obs-fold)");
   if (!s->addHeaderBytes(len)) return -1;
-  s->header_state_ = HeaderState::kValue;
-  s->head_.headers.mutableFields().back().value.append(at, len);
+  HeaderMap& headers = s->head_.headers;
+  if (s->header_state_ == HeaderState::kField) {
+    s->value_begin_ = headers.bytesUsed();
+    s->header_state_ = HeaderState::kValue;
+  }
+  headers.appendBytes(at, len);
   return 0;
 }
 
 int Parser::onHeaderValueComplete(llhttp_t* p) {
   Parser* s = self(p);
-  auto& fields = s->head_.headers.mutableFields();
-  if (s->header_state_ == HeaderState::kNone || fields.empty()) {
+  if (s->header_state_ != HeaderState::kField && s->header_state_ != HeaderState::kValue) {
     return s->failSyntax("empty header field name");
   }
+  HeaderMap& headers = s->head_.headers;
+  const size_t end = headers.bytesUsed();
+  if (s->header_state_ == HeaderState::kField) s->value_begin_ = end;  // an empty value
   s->header_state_ = HeaderState::kValueDone;
-  HeaderField& f = fields.back();
-  trimOws(f.value);
   // llhttp (strict) has checked tchar names and field-value characters (no CTLs but HTAB,
   // no DEL); the one thing it lets through is an empty name.
-  if (f.name.empty()) return s->failSyntax("empty header field name");
-  f.id = headerId(f.name);
+  const std::string_view name =
+      headers.storedBytes(s->field_begin_, s->value_begin_ - s->field_begin_);
+  if (name.empty()) return s->failSyntax("empty header field name");
+  std::string_view value = headers.storedBytes(s->value_begin_, end - s->value_begin_);
+  while (!value.empty() && isOws(value.front())) value.remove_prefix(1);
+  while (!value.empty() && isOws(value.back())) value.remove_suffix(1);
+  const HeaderId id = headerId(name);
+  headers.addStored(id, name, value);
+  s->noteField(id);
   return 0;
-}
-
-Parser::FieldFacts Parser::fieldFacts() const {
-  FieldFacts facts;
-  for (const HeaderField& f : head_.headers.fields()) {
-    switch (f.id) {
-      case HeaderId::kHost:
-        ++facts.hosts;
-        break;
-      case HeaderId::kConnection:
-        forEachListElement(f.value, [&](std::string_view el) {
-          if (equalsIgnoreCase(el, "close")) {
-            facts.close = true;
-          } else if (equalsIgnoreCase(el, "keep-alive")) {
-            facts.keep_alive = true;
-          }
-        });
-        break;
-      case HeaderId::kTransferEncoding:
-        if (facts.transfer_encodings++ == 0) facts.transfer_encoding = &f.value;
-        break;
-      case HeaderId::kContentLength:
-        facts.content_length = true;
-        break;
-      default:
-        break;
-    }
-  }
-  return facts;
 }
 
 int Parser::checkHead(const FieldFacts& facts) {
@@ -263,8 +255,11 @@ int Parser::checkHead(const FieldFacts& facts) {
   // plus "Connection: close" (two fields or one list) would persist. A close token in any
   // Connection field, in any case, wins for both versions; 1.0 persists only when asked for.
   // llhttp's answer still counts for what it alone knows (a close-delimited response body).
-  const bool asked = parser_.http_minor == 1 || facts.keep_alive;
-  head_.keep_alive = !facts.close && asked && llhttp_should_keep_alive(&parser_) != 0;
+  const uint64_t options = head_.headers.connectionOptions();
+  const bool close = (options & HeaderMap::idBit(HeaderId::kClose)) != 0;
+  const bool asked =
+      parser_.http_minor == 1 || (options & HeaderMap::idBit(HeaderId::kKeepAlive)) != 0;
+  head_.keep_alive = !close && asked && llhttp_should_keep_alive(&parser_) != 0;
   if (!request) {
     head_.status = parser_.status_code;
     return 0;
@@ -295,7 +290,8 @@ int Parser::checkFraming(const FieldFacts& facts) {
       fail(bad, "Transfer-Encoding in an HTTP/1.0 message");
       return -1;
     }
-    if (facts.transfer_encodings != 1 || !equalsIgnoreCase(*facts.transfer_encoding, "chunked")) {
+    if (facts.transfer_encodings != 1 ||
+        !equalsIgnoreCase(*head_.headers.get(HeaderId::kTransferEncoding), "chunked")) {
       fail(bad, "Transfer-Encoding other than exactly \"chunked\"");
       return -1;
     }
@@ -323,7 +319,7 @@ int Parser::checkFraming(const FieldFacts& facts) {
 
 int Parser::onHeadersComplete(llhttp_t* p) {
   Parser* s = self(p);
-  const FieldFacts facts = s->fieldFacts();
+  const FieldFacts& facts = s->facts_;
   if (s->checkHead(facts) != 0 || s->checkFraming(facts) != 0) return -1;
   if (s->type_ == Type::kResponse) {
     uint32_t st = s->head_.status;

@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "core/http/headers.h"
 #include "llhttp.h"
@@ -104,16 +105,15 @@ class Parser {
   static int onMessageComplete(llhttp_t* p);
   static const llhttp_settings_t& settings();
 
-  // What the codec's checks need from the fields, gathered in one pass over them.
+  // What the codec's checks need from the fields, gathered as each field completes.
   struct FieldFacts {
     size_t hosts = 0;
     size_t transfer_encodings = 0;
-    const std::string* transfer_encoding = nullptr;  // the first one's value
     bool content_length = false;
-    bool close = false;       // some Connection field lists "close"
-    bool keep_alive = false;  // some Connection field lists "keep-alive"
+    // Whether some Connection field lists "close" or "keep-alive" is in the head's
+    // headers.connectionOptions().
   };
-  FieldFacts fieldFacts() const;
+  void noteField(HeaderId id);
   int checkHead(const FieldFacts& facts);
   int checkFraming(const FieldFacts& facts);
   bool addHeaderBytes(size_t len);
@@ -134,6 +134,9 @@ class Parser {
   bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;
+  size_t field_begin_ = 0;  // arena offset of the field being parsed, and of its value
+  size_t value_begin_ = 0;
+  FieldFacts facts_;
   size_t header_bytes_ = 0;
   uint64_t body_bytes_ = 0;
   const char* exec_begin_ = nullptr;  // start of the buffer being parsed (obs-fold check)

@@ -135,7 +135,10 @@ DownstreamConnection::~DownstreamConnection() {
     stream_.reset();
   }
   transport_.reset();
-  if (stats_ != nullptr) stats_->cx_active.dec();
+  if (stats_ != nullptr) {  // null once parked: the record counts it (wakeParked)
+    stats_->cx_active.dec();
+    runtime_.connectionClosed();
+  }
 }
 
 void DownstreamConnection::start() {
@@ -169,8 +172,9 @@ void DownstreamConnection::wakeParked(void* arg, int fd, const IdleParker::Owner
   switch (why) {
     case IdleParker::Wake::kTimedOut:
       owner.stats->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+      runtime->connectionClosed();
       [[fallthrough]];
-    case IdleParker::Wake::kShutdown:
+    case IdleParker::Wake::kShutdown:  // (the runtime is being destroyed: not counted)
       owner.stats->cx_active.dec();
       kept.reset();  // a TLS session: freed as a closing connection frees it (still resumable)
       close(fd);     // as an idle keep-alive connection's read timeout closes it
@@ -500,7 +504,7 @@ void DownstreamConnection::applyTlsHeaders(http::HeaderMap& h) const {
 
 bool DownstreamConnection::misdirected(const http::HeaderMap& h) const {
   if (tls_ == nullptr || !listenerInfo().tls->verifiesClients()) return false;
-  const std::string* host = h.get("host");
+  const std::string_view* host = h.get("host");
   if (host == nullptr) return false;
   std::string_view name = *host;
   if (!name.empty() && name.front() == '[') {

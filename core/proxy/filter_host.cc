@@ -11,12 +11,15 @@ const Stream* toStream(const sluice_stream* s) { return reinterpret_cast<const S
 std::string_view view(sluice_str s) {
   return s.data == nullptr ? std::string_view() : std::string_view(s.data, s.len);
 }
-sluice_str cstr(const std::string& s) { return sluice_str{s.data(), s.size()}; }
+sluice_str cstr(std::string_view s) { return sluice_str{s.data(), s.size()}; }
 http::HeaderMap& mapOf(const sluice_stream* s, sluice_header_map m) {
   return const_cast<Stream*>(toStream(s))->headers(m);
 }
-bool validField(sluice_str name, sluice_str value) {
-  return http::isToken(view(name)) && http::isFieldValue(view(value));
+// A plugin's field name and value: valid syntax (RFC 9110 §5.1, §5.5)? `id` is headerId(name):
+// an interned name matched one of the known tokens in some letter case, so it is a token
+// without the byte-by-byte check.
+bool validField(std::string_view name, http::HeaderId id, sluice_str value) {
+  return (id != http::HeaderId::kOther || http::isToken(name)) && http::isFieldValue(view(value));
 }
 
 sluice_str method(const sluice_stream* s) { return cstr(toStream(s)->request().method); }
@@ -25,7 +28,7 @@ sluice_str clientAddress(const sluice_stream* s) { return cstr(toStream(s)->clie
 uint32_t responseStatus(const sluice_stream* s) { return toStream(s)->responseStatus(); }
 
 sluice_str headerGet(const sluice_stream* s, sluice_header_map m, sluice_str name, size_t index) {
-  const std::string* v = mapOf(s, m).get(view(name), index);
+  const std::string_view* v = mapOf(s, m).get(view(name), index);
   return v == nullptr ? sluice_str{nullptr, 0} : cstr(*v);
 }
 
@@ -41,14 +44,22 @@ int headerAt(const sluice_stream* s, sluice_header_map m, size_t i, sluice_str* 
 }
 
 int headerSet(sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
-  if (!validField(name, value)) return -1;
-  mapOf(s, m).set(view(name), view(value));
+  const std::string_view n = view(name);
+  const http::HeaderId id = http::headerId(n);
+  if (!validField(n, id, value)) return -1;
+  http::HeaderMap& map = mapOf(s, m);
+  if (id != http::HeaderId::kOther && n == http::headerIdSpelling(id)) {
+    map.set(id, view(value));  // the same field, without looking the name up again
+  } else {
+    map.set(n, view(value));
+  }
   return 0;
 }
 
 int headerAdd(sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
-  if (!validField(name, value)) return -1;
-  mapOf(s, m).add(view(name), view(value));
+  const std::string_view n = view(name);
+  if (!validField(n, http::headerId(n), value)) return -1;
+  mapOf(s, m).add(n, view(value));
   return 0;
 }
 

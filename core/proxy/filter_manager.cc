@@ -37,44 +37,42 @@ FilterManager::~FilterManager() {
 bool FilterManager::createFilters(std::shared_ptr<WorkerFilterChain> chain, std::string* failed) {
   chain_ = std::move(chain);
   const size_t n = chain_->size();
-  slots_.assign(n, Slot{});
-  if (n > 0) {
-    stats_ = &chain_->filterStats();
-    timed_ = chain_->sampleTiming();
-  }
+  slots_.resize(n);
+  slot_data_ = slots_.data();
+  entries_ = chain_->entries();
+  n_ = n;
+  if (n == 0) return true;
+  stats_ = &chain_->filterStats();
+  timed_ = chain_->sampleTiming();
+  body_hooks_[0] = chain_->bodyHooks(0);
+  body_hooks_[1] = chain_->bodyHooks(1);
   for (size_t i = 0; i < n; ++i) {
-    const sluice_filter_plugin& hooks = chain_->hooks(i);
-    void* worker = chain_->worker(i);
-    void* self = nullptr;
-    if (worker != nullptr && hooks.stream_create != nullptr) {
-      self = hooks.stream_create(worker, handle_);
-      if (self == nullptr) {
+    const WorkerFilterChain::Entry& e = entries_[i];
+    Slot& slot = slot_data_[i];
+    if (e.worker != nullptr && e.stream_create != nullptr) {
+      slot.self = e.stream_create(e.worker, handle_);
+      if (slot.self == nullptr) {
         chain_->info().filters[i]->hookFailed(plugin::Hook::kStreamCreate);
       } else {
-        slots_[i].created = true;
-        slots_[i].destroy = hooks.stream_destroy;
+        slot.created = true;
       }
     } else {
-      self = worker;  // NULL: its worker_create failed (counted when the chain was built)
+      slot.self = e.worker;  // NULL: its worker_create failed (counted when the chain was built)
     }
-    if (self == nullptr) {
-      countError(i);
-      if (chain_->failureMode(i) == config::FailureMode::kOpen) {
-        SLUICE_LOG(kDebug, "filter '", chain_->name(i), "' could not start: skipped (open)");
-        continue;  // failure_mode open: the filter is skipped for this stream
-      }
-      *failed = chain_->name(i);
-      return false;
+    if (slot.self != nullptr) continue;
+    // Not running: its hooks are not called (headersHook/bodyHook read nullptr).
+    for (int d = 0; d < 2; ++d) body_hooks_[d] -= e.body[d] != nullptr ? 1 : 0;
+    countError(i);
+    if (chain_->failureMode(i) == config::FailureMode::kOpen) {
+      SLUICE_LOG(kDebug, "filter '", chain_->name(i), "' could not start: skipped (open)");
+      continue;  // failure_mode open: the filter is skipped for this stream
     }
-    Slot& slot = slots_[i];
-    slot.self = self;
-    slot.headers[0] = hooks.on_request_headers;
-    slot.headers[1] = hooks.on_response_headers;
-    slot.body[0] = hooks.on_request_body;
-    slot.body[1] = hooks.on_response_body;
-    slot.on_log = hooks.on_log;
-    body_hooks_[0] += slot.body[0] != nullptr ? 1 : 0;
-    body_hooks_[1] += slot.body[1] != nullptr ? 1 : 0;
+    *failed = chain_->name(i);
+    // The filters after this one do not start either (their slots keep self nullptr).
+    for (size_t k = i + 1; k < n; ++k) {
+      for (int d = 0; d < 2; ++d) body_hooks_[d] -= entries_[k].body[d] != nullptr ? 1 : 0;
+    }
+    return false;
   }
   return true;
 }
@@ -110,20 +108,15 @@ sluice_filter_status FilterManager::invoke(FilterDir d, size_t filter, bool head
   return st;
 }
 
-sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, bool end_stream) {
-  const Slot& slot = slotAt(filter);
-  const HeadersHook fn = slot.headers[static_cast<int>(d)];
-  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
-  void* self = slot.self;
+inline sluice_filter_status FilterManager::callHeaders(FilterDir d, size_t filter, HeadersHook fn,
+                                                       bool end_stream) {
+  void* self = slotAt(filter).self;
   return invoke(d, filter, true, [&] { return fn(self, handle_, end_stream ? 1 : 0); });
 }
 
-sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, const char* data,
-                                             size_t len, bool end) {
-  const Slot& slot = slotAt(filter);
-  const BodyHook fn = slot.body[static_cast<int>(d)];
-  if (fn == nullptr) return SLUICE_FILTER_CONTINUE;
-  void* self = slot.self;
+sluice_filter_status FilterManager::callBody(FilterDir d, size_t filter, BodyHook fn,
+                                             const char* data, size_t len, bool end) {
+  void* self = slotAt(filter).self;
   return invoke(d, filter, false,
                 [&] { return fn(self, handle_, data == nullptr ? "" : data, len, end ? 1 : 0); });
 }
@@ -217,7 +210,10 @@ void FilterManager::encodeHeaders(bool end_stream, bool local) {
   s.queued.clear();
   s.queued_end = false;
   s.collected.clear();
-  for (Slot& slot : slots_) slot.buffer[1] = BufferRequest{};
+  if (response_buffering_) {
+    response_buffering_ = false;
+    for (size_t i = 0; i < n_; ++i) slotAt(i).buffer[1] = BufferRequest{};
+  }
   advance(FilterDir::kResponse);
 }
 
@@ -298,11 +294,12 @@ void FilterManager::runHeaders(FilterDir d) {
   while (s.pos < n) {
     const size_t j = s.pos;
     const size_t i = filterAt(d, j);
-    if (slotAt(i).headers[static_cast<int>(d)] == nullptr) {  // no hook, or skipped (open)
+    const HeadersHook fn = headersHook(d, i);
+    if (fn == nullptr) {  // no hook, or skipped (open)
       ++s.pos;
       continue;
     }
-    sluice_filter_status st = callHeaders(d, i, s.end_stream);
+    sluice_filter_status st = callHeaders(d, i, fn, s.end_stream);
     if (ended_ || s.gen != gen) return;
     Next next = afterHook(d, i, st);
     if (ended_ || s.gen != gen || next == Next::kStop) return;
@@ -339,8 +336,9 @@ bool FilterManager::runData(FilterDir d, const char* data, size_t len, bool end,
       return false;
     }
     const size_t i = filterAt(d, j);
-    if (slotAt(i).body[static_cast<int>(d)] == nullptr) continue;  // no hook, or skipped
-    sluice_filter_status st = callBody(d, i, data, len, end);
+    const BodyHook fn = bodyHook(d, i);
+    if (fn == nullptr) continue;  // no hook, or skipped
+    sluice_filter_status st = callBody(d, i, fn, data, len, end);
     if (ended_ || s.gen != gen) return false;
     Next next = afterHook(d, i, st);
     if (ended_ || s.gen != gen || next == Next::kStop) return false;
@@ -388,7 +386,11 @@ void FilterManager::collect(FilterDir d, const char* data, size_t len, bool end)
   replace_filter_ = i;
   replace_dir_ = d;
   replaced_ = false;
-  sluice_filter_status st = callBody(d, i, body.data(), body.size(), true);
+  // The filter asked for the body (buffer_body), so it runs and has the hook; a plugin without
+  // it gets nothing to call (CONTINUE).
+  const BodyHook fn = bodyHook(d, i);
+  sluice_filter_status st =
+      fn == nullptr ? SLUICE_FILTER_CONTINUE : callBody(d, i, fn, body.data(), body.size(), true);
   replace_filter_ = kNone;
   const bool replaced = replaced_;
   replaced_ = false;
@@ -463,21 +465,20 @@ void FilterManager::log() {
   if (logged_) return;
   logged_ = true;
   end();
-  const size_t counted = stats_ == nullptr ? 0 : std::min(slots_.size(), stats_->size());
-  for (size_t i = 0; i < counted; ++i) {
+  const size_t counted = stats_ == nullptr ? 0 : std::min(n_, stats_->size());
+  for (size_t i = 0; i < n_; ++i) {
     const Slot& slot = slotAt(i);
-    if (slot.calls == 0) continue;
-    const stats::FilterStats& stats = (*stats_)[i];
-    stats.calls.inc(slot.calls);
-    if (timed_) stats.duration.observeMicros((slot.hook_ns + 500) / 1000);
-  }
-  for (size_t i = 0; i < slots_.size(); ++i) {
-    const Slot& slot = slotAt(i);
-    if (slot.on_log == nullptr) continue;  // none, or skipped
+    if (slot.calls != 0 && i < counted) {
+      const stats::FilterStats& stats = (*stats_)[i];
+      stats.calls.inc(slot.calls);
+      if (timed_) stats.duration.observeMicros((slot.hook_ns + 500) / 1000);
+    }
+    const auto on_log = entries_[i].on_log;
+    if (on_log == nullptr || slot.self == nullptr) continue;  // none, or skipped
     const size_t prev = current_;
     current_ = i;
     ++hook_depth_;
-    slot.on_log(slot.self, handle_);
+    on_log(slot.self, handle_);
     --hook_depth_;
     current_ = prev;
   }
@@ -487,9 +488,10 @@ void FilterManager::destroyFilters() {
   if (destroyed_) return;
   destroyed_ = true;
   cancelTimers();
-  for (size_t i = 0; i < slots_.size(); ++i) {
+  for (size_t i = 0; i < n_; ++i) {
     const Slot& slot = slotAt(i);
-    if (slot.created && slot.destroy != nullptr) slot.destroy(slot.self);
+    const auto destroy = entries_[i].stream_destroy;
+    if (slot.created && destroy != nullptr) destroy(slot.self);
   }
 }
 

@@ -138,6 +138,8 @@ class FilterManager {
   void runPosted(sluice_post_fn fn, void* arg);
 
  private:
+  using HeadersHook = WorkerFilterChain::HeadersHook;
+  using BodyHook = WorkerFilterChain::BodyHook;
   enum class State : uint8_t {
     kIdle,       // no headers yet
     kRunning,    // headers at `pos`, being iterated
@@ -178,7 +180,7 @@ class FilterManager {
     ::event* ev = nullptr;
   };
 
-  size_t size() const { return slots_.size(); }
+  size_t size() const { return n_; }
   BufferRequest& bufferOf(FilterDir d, size_t filter) {
     return slotAt(filter).buffer[static_cast<int>(d)];
   }
@@ -208,8 +210,12 @@ class FilterManager {
   void fail(FilterDir d, size_t filter, bool count_stop_without_reply);
   void replyFromFilter(FilterDir d, size_t filter, FilterReply reply);
   void updateHolding(FilterDir d);
-  sluice_filter_status callHeaders(FilterDir d, size_t filter, bool end_stream);
-  sluice_filter_status callBody(FilterDir d, size_t filter, const char* data, size_t len, bool end);
+  // Hook `fn` (the filter's, not null) of `filter`.
+  // Inlined into runHeaders, its one caller (a call per hook, on every request).
+  [[gnu::always_inline]] inline sluice_filter_status callHeaders(FilterDir d, size_t filter,
+                                                                 HeadersHook fn, bool end_stream);
+  sluice_filter_status callBody(FilterDir d, size_t filter, BodyHook fn, const char* data,
+                                size_t len, bool end);
   // Runs call() (one hook of `filter`) as the hook on the stack: current_ and friends set and
   // restored, the call counted and, on timed streams, its time added to the filter's.
   template <typename Call>
@@ -228,29 +234,36 @@ class FilterManager {
   event_base* base_;
   sluice_stream* handle_;
   std::shared_ptr<WorkerFilterChain> chain_;
-  using HeadersHook = sluice_filter_status (*)(void*, sluice_stream*, int);
-  using BodyHook = sluice_filter_status (*)(void*, sluice_stream*, const char*, size_t, int);
-  // Per filter, in chain order; inline for short chains (no allocation per request).
+  // Per filter, in chain order, what is this stream's; inline for short chains (no allocation
+  // per request). The hooks are the chain's (entries_).
   struct Slot {
-    void* self = nullptr;  // the hooks' `self` (nullptr: skipped)
+    void* self = nullptr;  // the hooks' `self`; nullptr: the filter does not run (skipped)
     bool created = false;  // stream_create ran: stream_destroy is due
-    // The filter's hooks by direction, copied at createFilters; nullptr: none, or skipped.
-    // A hook that is not there is not called (CONTINUE), without any bookkeeping.
-    HeadersHook headers[2] = {nullptr, nullptr};
-    BodyHook body[2] = {nullptr, nullptr};
-    void (*on_log)(void*, const sluice_stream*) = nullptr;  // nullptr: none, or skipped
-    void (*destroy)(void*) = nullptr;                       // stream_destroy, once created
-    BufferRequest buffer[2];
-    uint32_t calls = 0;  // hook calls and their time, added to stats_ once, at log()
+    uint32_t calls = 0;    // hook calls and their time, added to stats_ once, at log()
     uint64_t hook_ns = 0;
+    BufferRequest buffer[2];
   };
   absl::InlinedVector<Slot, 6> slots_;
-  // slots_[i] on the per-hook paths, without the container's checked operator[] (i < size()
-  // there by construction: slots_ is sized once, in createFilters).
-  Slot& slotAt(size_t i) { return slots_.data()[i]; }
+  // slots_.data() and the chain's entries, both n_ long, set once in createFilters: the
+  // per-hook paths index them directly (i < n_ there by construction).
+  Slot* slot_data_ = nullptr;
+  const WorkerFilterChain::Entry* entries_ = nullptr;
+  size_t n_ = 0;
+  Slot& slotAt(size_t i) { return slot_data_[i]; }
+  // The hooks of filter i by direction; nullptr when it has none or does not run. A hook that
+  // is not there is not called (CONTINUE), without any bookkeeping.
+  HeadersHook headersHook(FilterDir d, size_t i) const {
+    return slot_data_[i].self == nullptr ? nullptr : entries_[i].headers[static_cast<int>(d)];
+  }
+  BodyHook bodyHook(FilterDir d, size_t i) const {
+    return slot_data_[i].self == nullptr ? nullptr : entries_[i].body[static_cast<int>(d)];
+  }
   // Body hooks by direction among the running filters: none (a GET through a chain of headers
   // filters) lets body pieces skip the chain.
   uint8_t body_hooks_[2] = {0, 0};
+  // Some filter asked for buffer_body in the response direction (its request is reset when
+  // the response iteration restarts).
+  bool response_buffering_ = false;
   // This stream's hook time is measured (1 stream in WorkerFilterChain::kTimedEvery of its
   // chain): the clock is read only then, and only then is duration observed at log().
   bool timed_ = false;

@@ -78,6 +78,7 @@ int FilterManager::bufferBody(FilterDir d, uint64_t max_bytes, uint32_t over_lim
     over_limit_status = 0;
   }
   bufferOf(d, current_) = BufferRequest{true, max_bytes, over_limit_status};
+  if (d == FilterDir::kResponse) response_buffering_ = true;
   return 0;
 }
 

@@ -49,11 +49,11 @@ std::string hashKey(const config::HashKey& policy, const http::MessageHead& requ
     case Source::kNone:
       return {};
     case Source::kHeader: {
-      const std::string* v = request.headers.get(policy.name);
-      return v != nullptr ? *v : std::string();
+      const std::string_view* v = request.headers.get(policy.name);
+      return v != nullptr ? std::string(*v) : std::string();
     }
     case Source::kCookie:
-      for (size_t i = 0; const std::string* v = request.headers.get("cookie", i); ++i) {
+      for (size_t i = 0; const std::string_view* v = request.headers.get("cookie", i); ++i) {
         std::string_view c = cookieValue(*v, policy.name);
         if (!c.empty()) return std::string(c);
       }

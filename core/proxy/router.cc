@@ -48,6 +48,8 @@ bool isDotSegment(std::string_view seg) {
 bool hasDotSegment(std::string_view target) {
   std::string_view path = originPath(target);
   path = path.substr(0, path.find('?'));
+  // Every dot segment has a '.' or a '%' (most paths have neither).
+  if (path.find_first_of(".%") == std::string_view::npos) return false;
   size_t start = 0;
   while (start <= path.size()) {
     // '\' and '#' end a segment too: neither belongs in a request path (RFC 3986 §3.3), but
@@ -105,7 +107,7 @@ bool route(const config::Config& config, const config::Listener& listener, std::
     *why = "no route and no context path segment to name a cluster";
     return false;
   }
-  out->cluster = std::string(segment);
+  out->cluster = segment;
   out->upstream_path = std::string(rest);
   return true;
 }

@@ -15,7 +15,9 @@
 namespace sluice::proxy {
 
 struct RouteResult {
-  std::string cluster;
+  // The cluster's name: points into the config passed to route() (an explicit route) or into the
+  // `target` passed to it (first-segment routing); valid while both are.
+  std::string_view cluster;
   std::string upstream_path;  // origin-form path plus query, as sent upstream
   // The explicit route that matched (null for first-segment routing); points into the config
   // passed to route(), valid while it is.

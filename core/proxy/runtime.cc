@@ -1,5 +1,7 @@
 #include "core/proxy/runtime.h"
 
+#include <algorithm>
+#include <cstring>
 #include <functional>
 
 #include "core/common/log.h"
@@ -36,18 +38,30 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
     }
     instances_.push_back(std::move(instance));
   }
+  entries_.resize(instances_.size());
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    const sluice_filter_plugin& hooks = info_->filters[i]->hooks();
+    Entry& e = entries_[i];
+    e.worker = instances_[i]->worker;
+    e.stream_create = hooks.stream_create;
+    e.stream_destroy = hooks.stream_destroy;
+    e.headers[0] = hooks.on_request_headers;
+    e.headers[1] = hooks.on_response_headers;
+    e.body[0] = hooks.on_request_body;
+    e.body[1] = hooks.on_response_body;
+    e.on_log = hooks.on_log;
+    for (int d = 0; d < 2; ++d) body_hooks_[d] += e.body[d] != nullptr ? 1 : 0;
+  }
 }
 
 // Members go in reverse order: the instances (worker_destroy) before the info that keeps their
 // config instances alive.
 WorkerFilterChain::~WorkerFilterChain() = default;
 
-const std::vector<stats::FilterStats>& WorkerFilterChain::filterStats() {
-  if (!filter_stats_) {
-    filter_stats_.emplace();
-    filter_stats_->reserve(size());
-    for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
-  }
+const std::vector<stats::FilterStats>& WorkerFilterChain::makeFilterStats() {
+  filter_stats_.emplace();
+  filter_stats_->reserve(size());
+  for (size_t i = 0; i < size(); ++i) filter_stats_->emplace_back(info_->config.name, name(i));
   return *filter_stats_;
 }
 
@@ -109,18 +123,22 @@ void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& route
   routes_ = routes;
 }
 
-WorkerRuntime::WorkerRuntime(event::Worker& worker)
+WorkerRuntime::WorkerRuntime(event::Worker& worker, ConnectionBalancer* balancer)
     : worker_(worker),
       pool_(worker),
       streams_(worker),
       parker_(worker.base(),
               {this, &DownstreamConnection::parkHook, &DownstreamConnection::wakeParked}),
-      trim_(worker.base()) {}
+      trim_(worker.base()),
+      balancer_(balancer),
+      worker_connections_(stats::defaultRegistry().gauge(stats::kWorkerConnections,
+                                                         {std::to_string(worker.index())})) {}
 
 WorkerRuntime::~WorkerRuntime() {
   for (auto& l : listeners_) closeSlot(*l);
   connections_.clear();
   pool_.clear();
+  last_cluster_ = nullptr;
   clusters_.clear();
 }
 
@@ -201,14 +219,57 @@ void WorkerRuntime::onAccept(evconnlistener*, evutil_socket_t fd, sockaddr* addr
     evutil_closesocket(fd);
     return;
   }
+  if (rt->handOff(*slot, fd, addr, len)) return;
   std::shared_ptr<ListenerSlot> shared;
   for (auto& l : rt->listeners_) {
     if (l.get() == slot) shared = l;
   }
-  auto conn = std::make_unique<DownstreamConnection>(*rt, std::move(shared), fd, addr, len);
+  rt->serve(std::move(shared), fd, addr, len);
+}
+
+bool WorkerRuntime::handOff(ListenerSlot& slot, int fd, const sockaddr* addr, int len) {
+  if (balancer_ == nullptr || slot.chain == nullptr ||
+      slot.chain->info().config.connection_balance != config::ConnectionBalance::kExact) {
+    return false;
+  }
+  const uint32_t self = worker_.index();
+  const uint32_t to = balancer_->pick(self);
+  if (to == self) return false;
+  sockaddr_storage peer{};
+  const auto peer_len =
+      static_cast<socklen_t>(std::min(static_cast<size_t>(len > 0 ? len : 0), sizeof(peer)));
+  std::memcpy(&peer, addr, peer_len);
+  slot.chain->info().stats->rebalanced.inc();
+  balancer_->post(to, [name = slot.name, fd, peer, peer_len](WorkerRuntime& rt) {
+    rt.acceptHandedOver(name, fd, peer, peer_len);
+  });
+  return true;
+}
+
+void WorkerRuntime::acceptHandedOver(const std::string& listener, int fd,
+                                     const sockaddr_storage& addr, socklen_t len) {
+  std::shared_ptr<ListenerSlot> slot;
+  for (auto& l : listeners_) {
+    if (l != nullptr && !l->removed && l->name == listener) slot = l;
+  }
+  if (draining_ || slot == nullptr) {
+    // Like a connection still in the accept queue when its listener closes.
+    SLUICE_LOG(kDebug, "connection handed over on listener '", listener,
+               "' closed: ", draining_ ? "the worker drains" : "the listener is gone");
+    evutil_closesocket(fd);
+    countChanged(open_connections_);  // drops the reservation pick() made
+    return;
+  }
+  sockaddr_storage peer = addr;
+  serve(std::move(slot), fd, reinterpret_cast<sockaddr*>(&peer), static_cast<int>(len));
+}
+
+void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len) {
+  auto conn = std::make_unique<DownstreamConnection>(*this, std::move(slot), fd, addr, len);
   DownstreamConnection* raw = conn.get();
-  rt->connections_.emplace(raw, std::move(conn));
-  rt->trim_.onConnectionCount(rt->connections_.size());
+  connections_.emplace(raw, std::move(conn));
+  trim_.onConnectionCount(connections_.size());
+  connectionOpened();
   raw->start();
 }
 
@@ -217,6 +278,17 @@ DownstreamConnection* WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection>
   connections_.emplace(raw, std::move(conn));
   trim_.onConnectionCount(connections_.size());
   return raw;
+}
+
+void WorkerRuntime::connectionOpened() { countChanged(++open_connections_); }
+
+void WorkerRuntime::connectionClosed() {
+  if (open_connections_ > 0) countChanged(--open_connections_);
+}
+
+void WorkerRuntime::countChanged(size_t n) {
+  worker_connections_.set(static_cast<int64_t>(n));
+  if (balancer_ != nullptr) balancer_->update(worker_.index(), n);
 }
 
 void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info,
@@ -228,6 +300,7 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
     it->second->setQueue(std::move(queue));
     return;
   }
+  last_cluster_ = nullptr;
   std::string name = info->config.name;
   auto cluster =
       std::make_shared<upstream::WorkerCluster>(std::move(info), std::move(hosts), worker_);
@@ -235,11 +308,17 @@ void WorkerRuntime::setCluster(std::shared_ptr<const upstream::ClusterInfo> info
   clusters_[name] = std::move(cluster);
 }
 
-void WorkerRuntime::removeCluster(const std::string& name) { clusters_.erase(name); }
+void WorkerRuntime::removeCluster(const std::string& name) {
+  last_cluster_ = nullptr;
+  clusters_.erase(name);
+}
 
-std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(const std::string& name) const {
-  auto it = clusters_.find(name);
-  return it == clusters_.end() ? nullptr : it->second;
+std::shared_ptr<upstream::WorkerCluster> WorkerRuntime::cluster(std::string_view name) const {
+  if (last_cluster_ != nullptr && last_cluster_->first == name) return last_cluster_->second;
+  auto it = clusters_.find(absl::string_view(name.data(), name.size()));
+  if (it == clusters_.end()) return nullptr;
+  last_cluster_ = &*it;
+  return it->second;
 }
 
 void WorkerRuntime::release(DownstreamConnection* conn) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <event2/listener.h>
+#include <sys/socket.h>
 
 #include <memory>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "core/event/worker.h"
 #include "core/http/parser.h"
 #include "core/plugin/plugin.h"
+#include "core/proxy/connection_balancer.h"
 #include "core/proxy/idle_parker.h"
 #include "core/proxy/memory_trim.h"
 #include "core/proxy/stream_registry.h"
@@ -80,6 +82,25 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   WorkerFilterChain(const WorkerFilterChain&) = delete;
   WorkerFilterChain& operator=(const WorkerFilterChain&) = delete;
 
+  // What the runner calls for filter i, fixed for the chain's life (copied out of the plugin's
+  // table and the worker instance once, when the chain is built, so that a stream reads them in
+  // one place): the worker instance (nullptr: worker_create failed) and the hooks (nullptr
+  // where the plugin has none).
+  using HeadersHook = sluice_filter_status (*)(void*, sluice_stream*, int);
+  using BodyHook = sluice_filter_status (*)(void*, sluice_stream*, const char*, size_t, int);
+  struct Entry {
+    void* worker = nullptr;
+    void* (*stream_create)(void*, sluice_stream*) = nullptr;
+    void (*stream_destroy)(void*) = nullptr;
+    HeadersHook headers[2] = {nullptr, nullptr};  // by direction: request, response
+    BodyHook body[2] = {nullptr, nullptr};
+    void (*on_log)(void*, const sluice_stream*) = nullptr;
+  };
+  // size() entries, in chain order; valid while the chain lives.
+  const Entry* entries() const { return entries_.data(); }
+  // How many entries have a body hook in direction `d` (0: request, 1: response).
+  uint8_t bodyHooks(int d) const { return body_hooks_[d]; }
+
   const ListenerInfo& info() const { return *info_; }
   size_t size() const { return instances_.size(); }
   const plugin::FilterConfig& filter(size_t i) const { return *info_->filters[i]; }
@@ -89,7 +110,9 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // Per-filter metric handles (stats::FilterStats; labels: the listener's name, each entry's
   // filter name), in chain order, resolved on first use (the registry's lock, once per chain on
   // each worker). Worker thread.
-  const std::vector<stats::FilterStats>& filterStats();
+  const std::vector<stats::FilterStats>& filterStats() {
+    return filter_stats_ ? *filter_stats_ : makeFilterStats();
+  }
   // Whether the next stream of this chain measures its hook time (sluice_filter_duration_seconds):
   // one in kTimedEvery, the first one included, so that the clock is not read around every hook
   // of every request. Worker thread.
@@ -113,7 +136,11 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   void setRoutes(const std::shared_ptr<const RouteTable>& routes);
 
  private:
+  const std::vector<stats::FilterStats>& makeFilterStats();
+
   std::optional<std::vector<stats::FilterStats>> filter_stats_;
+  std::vector<Entry> entries_;  // parallel to instances_
+  uint8_t body_hooks_[2] = {0, 0};
   std::shared_ptr<const ListenerInfo> info_;
   uint32_t worker_index_;
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
@@ -148,7 +175,9 @@ struct ListenerUpdate {
 
 class WorkerRuntime {
  public:
-  explicit WorkerRuntime(event::Worker& worker);
+  // `balancer`: shared by every worker's runtime and outliving them; null with one worker (no
+  // connection is ever handed to another worker).
+  explicit WorkerRuntime(event::Worker& worker, ConnectionBalancer* balancer = nullptr);
   ~WorkerRuntime();
 
   event::Worker& worker() { return worker_; }
@@ -174,15 +203,26 @@ class WorkerRuntime {
                   std::shared_ptr<const upstream::HostSet> hosts,
                   std::shared_ptr<upstream::WaitQueue> queue = nullptr);
   void removeCluster(const std::string& name);
-  // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it.
-  std::shared_ptr<upstream::WorkerCluster> cluster(const std::string& name) const;
+  // The cluster by name, or nullptr. Streams hold the shared_ptr while they use it. The last one
+  // found is remembered (most requests name the same cluster as the one before).
+  std::shared_ptr<upstream::WorkerCluster> cluster(std::string_view name) const;
 
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
+  // Serves a connection another worker accepted on listener `listener` and handed over
+  // (ConnectionBalancer::pick chose this worker); nothing has been read from `fd`. Takes the
+  // fd: closes it when this worker has no such listener (a reload removed it) or drains.
+  void acceptHandedOver(const std::string& listener, int fd, const sockaddr_storage& addr,
+                        socklen_t len);
   // Registers a connection made outside accept (a parked one rebuilt); returns it.
   DownstreamConnection* adopt(std::unique_ptr<DownstreamConnection> conn);
   // Open downstream connections, parked ones included.
   size_t connectionCount() const { return connections_.size() + parker_.parkedCount(); }
+  // A client connection opened on this worker (accepted or handed over) or closed (from its
+  // object or from its parked record): the worker's count for the balancer and
+  // sluice_worker_downstream_connections. Parking and rebuilding a connection change neither.
+  void connectionOpened();
+  void connectionClosed();
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
 
@@ -197,6 +237,11 @@ class WorkerRuntime {
 
  private:
   static void onAccept(evconnlistener* l, evutil_socket_t fd, sockaddr* addr, int len, void* arg);
+  // Hands `fd` to the worker ConnectionBalancer::pick names when that is not this one; true
+  // when it did (the fd is no longer ours).
+  bool handOff(ListenerSlot& slot, int fd, const sockaddr* addr, int len);
+  void serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len);
+  void countChanged(size_t open);  // the balancer's count and the gauge
   void closeSlot(ListenerSlot& slot);
   void closeConnectionsOf(const ListenerSlot* slot);
   void maybeDrained();
@@ -208,11 +253,17 @@ class WorkerRuntime {
   std::vector<std::shared_ptr<ListenerSlot>> listeners_;
   std::vector<std::weak_ptr<WorkerFilterChain>> chains_;  // every listener chain made here
   absl::flat_hash_map<std::string, std::shared_ptr<upstream::WorkerCluster>> clusters_;
+  // cluster()'s last answer (null: none); reset whenever clusters_ changes.
+  mutable const std::pair<const std::string, std::shared_ptr<upstream::WorkerCluster>>*
+      last_cluster_ = nullptr;
   // Before connections_: they unlink from it as they are destroyed. Its destructor closes the
   // parked sockets (and uncounts them).
   IdleParker parker_;
   absl::flat_hash_map<DownstreamConnection*, std::unique_ptr<DownstreamConnection>> connections_;
   MemoryTrim trim_;  // malloc_trim once a burst of connections has closed
+  ConnectionBalancer* balancer_;
+  stats::Gauge worker_connections_;  // sluice_worker_downstream_connections{worker}
+  size_t open_connections_ = 0;      // connectionOpened() minus connectionClosed()
   bool draining_ = false;
   std::function<void()> drained_;
 };

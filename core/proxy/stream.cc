@@ -16,6 +16,7 @@ using internal::kHighWatermark;
 namespace internal {
 
 std::string absoluteFormAuthority(const std::string& target) {
+  if (!target.empty() && target[0] == '/') return {};  // origin form (nearly every request)
   for (std::string_view scheme : {"http://", "https://"}) {
     if (target.size() > scheme.size() &&
         http::equalsIgnoreCase(std::string_view(target).substr(0, scheme.size()), scheme)) {
@@ -44,7 +45,7 @@ sluice_outcome outcomeFor(upstream::UpstreamError e) {
 }
 
 bool declaredLength(const http::HeaderMap& h, uint64_t* out) {
-  const std::string* v = h.get("content-length");
+  const std::string_view* v = h.get("content-length");
   if (v == nullptr || v->empty() || v->size() > 19) return false;
   uint64_t n = 0;
   for (char c : *v) {
@@ -62,8 +63,7 @@ Stream::Stream(DownstreamConnection& conn, WorkerRuntime& runtime,
     : conn_(conn),
       runtime_(runtime),
       chain_(std::move(chain)),
-      fm_(*this, runtime.worker().base(), handle()),
-      pending_(evbuffer_new()) {
+      fm_(*this, runtime.worker().base(), handle()) {
   info_.start_unix_us = wallClockUs();
   info_.start_mono_us = internal::nowUs();
   info_.client_address = conn_.clientAddress();
@@ -81,7 +81,7 @@ Stream::~Stream() {
   if (replay_ != nullptr) evbuffer_free(replay_);
   callOnLog();
   fm_.destroyFilters();
-  evbuffer_free(pending_);
+  if (pending_ != nullptr) evbuffer_free(pending_);
 }
 
 void Stream::dropUpstream() {
@@ -103,20 +103,30 @@ http::HeaderMap& Stream::headers(sluice_header_map map) {
 // ---------------------------------------------------------------- request path
 
 void Stream::onRequestHead(http::MessageHead& head) {
-  std::swap(request_, head);
+  // As std::swap(request_, head) (request_ is still empty), without its three moves of every
+  // string: the parser's strings are left empty, as the swap left them.
+  request_.method = std::move(head.method);
+  request_.target = std::move(head.target);
+  std::swap(request_.status, head.status);
+  request_.reason = std::move(head.reason);
+  std::swap(request_.version_minor, head.version_minor);
+  std::swap(request_.headers, head.headers);
+  std::swap(request_.framing, head.framing);
+  std::swap(request_.content_length, head.content_length);
+  std::swap(request_.keep_alive, head.keep_alive);
   original_target_ = request_.target;
   head_request_ = request_.method == "HEAD";
   info_.method = request_.method;
   info_.path = original_target_;
   info_.protocol = protocolName(request_.version_minor);
-  start_us_ = internal::nowUs();
+  start_us_ = info_.start_mono_us;  // the stream was made for this head just now
   chain_->info().stats->received.inc();
 
   if (request_.method == "CONNECT") {
     gatewayError(501, "CONNECT is not supported");
     return;
   }
-  if (const std::string* expect = request_.headers.get(http::HeaderId::kExpect)) {
+  if (const std::string_view* expect = request_.headers.get(http::HeaderId::kExpect)) {
     if (!http::equalsIgnoreCase(*expect, "100-continue") ||
         request_.headers.count(http::HeaderId::kExpect) > 1) {
       gatewayError(417, "only Expect: 100-continue is supported");
@@ -137,7 +147,7 @@ void Stream::onRequestHead(http::MessageHead& head) {
     h.add("Upgrade", upgrade_);
   }
   std::string xff;
-  for (size_t i = 0; const std::string* v = h.get(http::HeaderId::kXForwardedFor, i); ++i) {
+  for (size_t i = 0; const std::string_view* v = h.get(http::HeaderId::kXForwardedFor, i); ++i) {
     http::forEachListElement(
         *v, [&](std::string_view el) { xff.append(el.data(), el.size()).append(", "); });
   }
@@ -181,7 +191,9 @@ void Stream::routeRequest() {
     route_name_ =
         route_result_.route->name.empty() ? route_result_.route->prefix : route_result_.route->name;
   } else {
-    route_name_ = "/" + route_result_.cluster;  // first-segment routing: the segment's prefix
+    // First-segment routing: the segment's prefix, "/" and the segment as in the target.
+    route_name_ =
+        std::string_view(route_result_.cluster.data() - 1, route_result_.cluster.size() + 1);
   }
 }
 
@@ -194,7 +206,7 @@ void Stream::onDecodedHeaders() {
   cluster_ = runtime_.cluster(route_result_.cluster);
   if (cluster_ == nullptr) {
     info_.setFlag(kNoRoute);
-    gatewayError(404, "no cluster '" + route_result_.cluster + "' for this path");
+    gatewayError(404, "no cluster '" + std::string(route_result_.cluster) + "' for this path");
     return;
   }
   info_.cluster = cluster_->name();
@@ -219,19 +231,26 @@ void Stream::forwardUpstream() {
     sent_continue_ = true;
   }
   // Any body that arrived while filters ran sits in pending_ already; the head goes first.
-  if (evbuffer_get_length(pending_) == 0) {
-    writeUpstreamHead(pending_);
-  } else {
-    if (replay_ != nullptr) {
-      size_t n = evbuffer_get_length(pending_);
-      replay_ok_ = n <= cluster_->info().config.retry_policy.max_body_bytes;
-      if (replay_ok_) evbuffer_add(replay_, evbuffer_pullup(pending_, -1), n);
+  if (pending_ == nullptr || evbuffer_get_length(pending_) == 0) {
+    // A pooled connection taken at once gets the head written straight into its output
+    // (flushPending); otherwise it waits in pending_ as it would have.
+    head_due_ = true;
+    startAttempt();
+    if (head_due_) {
+      head_due_ = false;
+      if (!finished_) writeUpstreamHead(pendingBuffer());
     }
-    evbuffer* head = evbuffer_new();
-    writeUpstreamHead(head);
-    evbuffer_prepend_buffer(pending_, head);
-    evbuffer_free(head);
+    return;
   }
+  if (replay_ != nullptr) {
+    size_t n = evbuffer_get_length(pending_);
+    replay_ok_ = n <= cluster_->info().config.retry_policy.max_body_bytes;
+    if (replay_ok_) evbuffer_add(replay_, evbuffer_pullup(pending_, -1), n);
+  }
+  evbuffer* head = evbuffer_new();
+  writeUpstreamHead(head);
+  evbuffer_prepend_buffer(pending_, head);
+  evbuffer_free(head);
   startAttempt();
 }
 
@@ -317,7 +336,7 @@ void Stream::logAccess() {
   if (li.access_logs.empty()) return;
   info_.total_us = internal::nowUs() - info_.start_mono_us;
   info_.status = response_started_ ? response_.status : 0;
-  if (const std::string* id = request_.headers.get("x-request-id")) info_.request_id = *id;
+  if (const std::string_view* id = request_.headers.get("x-request-id")) info_.request_id = *id;
   writeAccessLog(li, runtime_.worker().index(), info_);
 }
 

@@ -107,6 +107,15 @@ class Stream : public event::Deletable,
   void startAttempt();
   void flushPending();
   evbuffer* requestSink();
+  // pending_, created on first use (most requests go to a pooled connection at once and never
+  // need it).
+  evbuffer* pendingBuffer() {
+    if (pending_ == nullptr) pending_ = evbuffer_new();
+    return pending_;
+  }
+  // The request head goes upstream first: into pending_ (emptied of anything before), then
+  // `body` (the replayed body; may be null).
+  void restartPending(evbuffer* body);
   // Returns the attempt's latency (pick → now) in µs; 0 when no attempt was active.
   uint64_t endAttempt(sluice_outcome outcome);
   void dropUpstream();
@@ -199,7 +208,9 @@ class Stream : public event::Deletable,
   bool routed_ = false;
   RouteResult route_result_;
   std::string route_error_;  // why no route matched (404 after the request filters)
-  std::string route_name_;   // the route's name, its prefix, or "/<cluster>" (segment routing)
+  // The route's name, its prefix, or "/<cluster>" (segment routing): points into the route
+  // table's config or into request_.target.
+  std::string_view route_name_;
 
   http::MessageHead request_;
   std::string original_target_;
@@ -235,7 +246,8 @@ class Stream : public event::Deletable,
   uint32_t retry_status_ = 0;        // the 5xx a retry discarded; answered if later tries fail
   ::event* backoff_timer_ = nullptr;
   ::event* request_timer_ = nullptr;
-  evbuffer* pending_ = nullptr;    // request bytes waiting for a connected upstream
+  evbuffer* pending_ = nullptr;    // request bytes waiting for a connected upstream (or null)
+  bool head_due_ = false;          // forwardUpstream: flushPending writes the head itself
   bool sent_upstream_ = false;     // some request bytes went to an upstream connection
   bool request_paused_ = false;    // downstream reading paused for backpressure
   bool hold_request_ = false;      // downstream reading paused: a paused filter holds the body

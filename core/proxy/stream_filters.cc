@@ -1,6 +1,7 @@
 // The Stream's side of its filter chain: what the runner (FilterManager) hands back, and the
 // request facts the filter host API reads (context, attributes, local replies with headers).
 #include <array>
+#include <cstring>
 #include <tuple>
 #include <utility>
 
@@ -29,7 +30,20 @@ constexpr std::array<bool, 256> makeContextKeyTable() {
 }
 constexpr std::array<bool, 256> kContextKeyByte = makeContextKeyTable();
 
+// `key` is the literal `lit` (a compile-time length: the compare is a load or two, no call).
+template <size_t N>
+bool isLiteral(std::string_view key, const char (&lit)[N]) {
+  return key.size() == N - 1 && std::memcmp(key.data(), lit, N - 1) == 0;
+}
+
+// The well-known keys (docs/writing-a-filter.md) that the auth filters set on every request they
+// admit: valid keys (all bytes are key bytes), so validContextKey takes them as a whole.
+bool knownContextKey(std::string_view key) {
+  return isLiteral(key, "consumer") || isLiteral(key, "auth.method");
+}
+
 bool validContextKey(std::string_view key) {
+  if (knownContextKey(key)) return true;
   if (key.empty() || key.size() > kMaxContextKey) return false;
   for (char c : key) {
     if (!kContextKeyByte[static_cast<unsigned char>(c)]) return false;
@@ -168,9 +182,7 @@ const std::string* Stream::contextGet(std::string_view key) const {
 
 std::string_view Stream::attribute(sluice_attribute attr) const {
   const tls::ConnectionInfo* tls = conn_.tlsInfo();
-  auto present = [](const std::string& s) {
-    return s.empty() ? std::string_view() : std::string_view(s);
-  };
+  auto present = [](std::string_view s) { return s.empty() ? std::string_view() : s; };
   switch (attr) {
     case SLUICE_ATTR_ROUTE_NAME:
       return routed_ ? present(route_name_) : std::string_view();
@@ -179,7 +191,7 @@ std::string_view Stream::attribute(sluice_attribute attr) const {
     case SLUICE_ATTR_LISTENER_NAME:
       return present(chain_->info().config.name);
     case SLUICE_ATTR_REQUEST_ID: {
-      const std::string* id = request_.headers.get("x-request-id");
+      const std::string_view* id = request_.headers.get("x-request-id");
       return id == nullptr ? std::string_view() : std::string_view(*id);
     }
     case SLUICE_ATTR_TLS_SNI:

@@ -47,8 +47,8 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
   }
   // Take the fields; the parser keeps the scalars it still needs (framing, length, keep-alive).
   response_.status = head.status;
-  response_.reason.swap(head.reason);
-  response_.headers.mutableFields().swap(head.headers.mutableFields());
+  response_.reason = std::move(head.reason);  // (cheaper than swap for short strings)
+  response_.headers.swap(head.headers);
   response_.version_minor = head.version_minor;
   response_.framing = head.framing;
   response_.content_length = head.content_length;
@@ -105,8 +105,8 @@ void Stream::onEncodedData(const char* data, size_t len, bool end) {
     info_.bytes_out += len;
     if (rechunk_) {
       http::writeChunk(out, data, len);
-    } else {
-      evbuffer_add(out, data, len);
+    } else if (upstream_ == nullptr || !upstream_->moveBody(out, data, len)) {
+      evbuffer_add(out, data, len);  // (moveBody: the upstream's piece, its chain relinked)
     }
   }
   if (end) {

@@ -55,7 +55,7 @@ bool Stream::admitRequest(const config::Route* route) {
     // Every field and list element counts and the tightest wins: two hops' budgets combined
     // (or a field repeated) must never leave a request more time than either gave it. Values
     // that are not whole milliseconds are ignored.
-    for (size_t i = 0; const std::string* v = request_.headers.get(trusted, i); ++i) {
+    for (size_t i = 0; const std::string_view* v = request_.headers.get(trusted, i); ++i) {
       http::forEachListElement(*v, [&](std::string_view el) {
         uint64_t ms = 0;
         if (!parseMs(el, &ms)) return;
@@ -194,10 +194,7 @@ void Stream::onBackoffTimer(evutil_socket_t, short, void* arg) {
   if (self->bodyHeld()) {
     // A fresh head (the deadline header changed) and the body as far as it arrived; the rest
     // follows into pending_ until the new connection is up.
-    evbuffer_drain(self->pending_, evbuffer_get_length(self->pending_));
-    self->writeUpstreamHead(self->pending_);
-    size_t n = self->replay_ != nullptr ? evbuffer_get_length(self->replay_) : 0;
-    if (n > 0) evbuffer_add(self->pending_, evbuffer_pullup(self->replay_, -1), n);
+    self->restartPending(self->replay_);
   }
   self->sent_upstream_ = false;
   self->startAttempt();

@@ -39,7 +39,7 @@ void Stream::prepareUpgrade() {
       !h.hasToken("connection", "upgrade")) {
     return;
   }
-  for (size_t i = 0; const std::string* v = h.get(http::HeaderId::kUpgrade, i); ++i) {
+  for (size_t i = 0; const std::string_view* v = h.get(http::HeaderId::kUpgrade, i); ++i) {
     http::forEachListElement(*v, [&](std::string_view offer) {
       if (!allowedProtocol(offer, allowed)) return;
       if (!upgrade_.empty()) upgrade_.append(", ");
@@ -56,11 +56,11 @@ int Stream::onSwitchingProtocols(http::MessageHead& head) {
   endAttempt(SLUICE_OUTCOME_SUCCESS);
   response_.status = head.status;
   response_.reason.swap(head.reason);
-  response_.headers.mutableFields().swap(head.headers.mutableFields());
+  response_.headers.swap(head.headers);
   response_.version_minor = head.version_minor;
   response_.framing = http::Framing::kNone;
   std::string protocol;
-  for (size_t i = 0; const std::string* v = response_.headers.get("upgrade", i); ++i) {
+  for (size_t i = 0; const std::string_view* v = response_.headers.get("upgrade", i); ++i) {
     protocol.append(protocol.empty() ? "" : ", ").append(*v);
   }
   http::stripHopByHop(response_.headers);

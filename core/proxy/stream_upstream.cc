@@ -82,13 +82,26 @@ void Stream::startAttempt() {
 
 evbuffer* Stream::requestSink() {
   return (upstream_ != nullptr && upstream_->connected() && sent_upstream_) ? upstream_->output()
-                                                                            : pending_;
+                                                                            : pendingBuffer();
+}
+
+void Stream::restartPending(evbuffer* body) {
+  evbuffer* p = pendingBuffer();
+  evbuffer_drain(p, evbuffer_get_length(p));
+  writeUpstreamHead(p);
+  const size_t n = body != nullptr ? evbuffer_get_length(body) : 0;
+  if (n > 0) evbuffer_add(p, evbuffer_pullup(body, -1), n);
 }
 
 void Stream::flushPending() {
   if (upstream_ == nullptr || !upstream_->connected()) return;
   sent_upstream_ = true;
-  evbuffer_add_buffer(upstream_->output(), pending_);
+  evbuffer* out = upstream_->output();
+  if (head_due_) {
+    head_due_ = false;
+    writeUpstreamHead(out);
+  }
+  if (pending_ != nullptr) evbuffer_add_buffer(out, pending_);
   // The pool's idle timeout gives way to response_timeout_ms once the request is sent (none
   // while a body still streams: a slow upload is not a slow upstream).
   upstream_->setReadTimeout(request_sent_end_ ? cluster_->info().config.response_timeout_ms : 0);
@@ -173,8 +186,7 @@ void Stream::onUpstreamError(upstream::UpstreamError error, const std::string& d
     cs.retries.inc();
     cs.retry_reasons[stats::ClusterStats::kRetryStaleConnection].inc();
     ++info_.retries;
-    evbuffer_drain(pending_, evbuffer_get_length(pending_));
-    writeUpstreamHead(pending_);
+    restartPending(nullptr);
     sent_upstream_ = false;
     startAttempt();
     return;

@@ -119,6 +119,14 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   clusters_ = std::make_unique<ClusterManager>(
       [this](std::function<void(proxy::WorkerRuntime&)> fn) { postAll(std::move(fn)); }, base_);
   runtimes_.resize(n);
+  if (n > 1) {
+    balancer_ = std::make_unique<proxy::ConnectionBalancer>(
+        n, [this](uint32_t i, std::function<void(proxy::WorkerRuntime&)> fn) {
+          workers_[i]->post([this, i, fn = std::move(fn)] {
+            if (runtimes_[i] != nullptr) fn(*runtimes_[i]);
+          });
+        });
+  }
   // Every thread of ours writes its metrics into its own store (no contention, no RMW).
   stats::Registry& registry = stats::defaultRegistry();
   registry.bindThread(registry.newThreadStore());
@@ -127,7 +135,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
     stats::Store* store = registry.newThreadStore();
     w->start([this, w, i, store, &registry] {
       registry.bindThread(store);
-      runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w);
+      runtimes_[i] = std::make_unique<proxy::WorkerRuntime>(*w, balancer_.get());
     });
   }
   // Everything reaches the workers the way a reload does: clusters, then routes and listeners.

@@ -110,6 +110,8 @@ class Server {
   Built built_;
   std::unique_ptr<plugin::Loader> loader_;
   std::vector<std::unique_ptr<event::Worker>> workers_;
+  // Shared by the runtimes (outlives them); null with one worker.
+  std::unique_ptr<proxy::ConnectionBalancer> balancer_;
   std::vector<std::unique_ptr<proxy::WorkerRuntime>> runtimes_;  // touched on their workers only
   std::vector<::event*> signal_events_;
   ::event* drain_timer_ = nullptr;

@@ -27,6 +27,7 @@ ListenerStats::ListenerStats(const std::string& listener,
       duration(r.histogram(kDownstreamDuration, {listener})),
       cx_total(r.counter(kDownstreamCxTotal, {listener})),
       cx_active(r.gauge(kDownstreamCxActive, {listener})),
+      rebalanced(r.counter(kDownstreamRebalanced, {listener})),
       tunnels_total(r.counter(kDownstreamTunnels, {listener})),
       tunnels_active(r.gauge(kDownstreamTunnelsActive, {listener})) {
   for (int c = 0; c < 5; ++c) requests[c] = r.counter(kDownstreamRequests, {listener, kClasses[c]});

@@ -44,6 +44,17 @@ inline const FamilySpec kDownstreamCxActive{Kind::kGauge,
                                             "sluice_downstream_connections_active",
                                             "Client connections open now.",
                                             {"listener"}};
+inline const FamilySpec kDownstreamRebalanced{
+    Kind::kCounter,
+    "sluice_downstream_connections_rebalanced_total",
+    "Client connections one worker accepted and handed to a less loaded one "
+    "(listeners[].connection_balance: exact).",
+    {"listener"}};
+inline const FamilySpec kWorkerConnections{
+    Kind::kGauge,
+    "sluice_worker_downstream_connections",
+    "Client connections each worker holds now (every listener, idle ones included).",
+    {"worker"}};
 inline const FamilySpec kDownstreamTunnels{
     Kind::kCounter,
     "sluice_downstream_tunnels_total",
@@ -257,6 +268,7 @@ struct ListenerStats {
   Histogram duration;
   Counter cx_total;
   Gauge cx_active;
+  Counter rebalanced;  // accepted here, served by another worker
   Counter tunnels_total;
   Gauge tunnels_active;
   Counter tls_full;

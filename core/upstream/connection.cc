@@ -31,7 +31,9 @@ http::ParserLimits UpstreamConnection::responseLimits(uint32_t max_header_bytes,
 
 UpstreamConnection::UpstreamConnection(event::Worker& worker, std::shared_ptr<Host> host,
                                        const http::ParserLimits& limits)
-    : worker_(worker), host_(std::move(host)), parser_(http::Parser::Type::kResponse, this, limits) {}
+    : worker_(worker),
+      host_(std::move(host)),
+      parser_(http::Parser::Type::kResponse, this, limits) {}
 
 UpstreamConnection::~UpstreamConnection() {
   host_->stats().cx_active.dec();
@@ -163,9 +165,12 @@ void UpstreamConnection::parseInput() {
     evbuffer_iovec vec;
     if (evbuffer_peek(in, -1, nullptr, &vec, 1) < 1) return;
     size_t consumed = 0;
-    http::Parser::Result r =
-        parser_.execute(static_cast<const char*>(vec.iov_base), vec.iov_len, &consumed);
-    evbuffer_drain(in, consumed);
+    parse_begin_ = static_cast<const char*>(vec.iov_base);
+    parse_end_ = parse_begin_ + vec.iov_len;
+    parse_drained_ = 0;
+    http::Parser::Result r = parser_.execute(parse_begin_, vec.iov_len, &consumed);
+    parse_begin_ = parse_end_ = nullptr;
+    if (consumed > parse_drained_) evbuffer_drain(in, consumed - parse_drained_);
     if (r == http::Parser::Result::kError) {
       fail(UpstreamError::kBadResponse, parser_.errorReason());
       return;
@@ -179,6 +184,22 @@ void UpstreamConnection::parseInput() {
       parser_.resume();
     }
   }
+}
+
+bool UpstreamConnection::moveBody(evbuffer* dst, const char* data, size_t len) {
+  if (len < kMoveBodyMin || parse_end_ == nullptr || data + len != parse_end_ ||
+      data < parse_begin_ + parse_drained_ || transport_ == nullptr) {
+    return false;
+  }
+  evbuffer* in = transport_->input();
+  // What the parser went through before the piece (the head, chunk framing) is drained first,
+  // so the piece is all that is left of the front chain: evbuffer_remove_buffer relinks it.
+  const size_t before = static_cast<size_t>(data - parse_begin_) - parse_drained_;
+  if (before > 0) evbuffer_drain(in, before);
+  parse_drained_ += before;
+  if (evbuffer_remove_buffer(in, dst, len) != static_cast<int>(len)) return false;  // frozen
+  parse_drained_ += len;
+  return true;
 }
 
 void UpstreamConnection::onRead(void* arg) { static_cast<UpstreamConnection*>(arg)->parseInput(); }

@@ -90,6 +90,17 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   // True once the upstream closed its side (EOF seen), e.g. right after a 101 head.
   bool inputEnded() const { return input_ended_; }
 
+  // From inside UpstreamCallbacks::onUpstreamBody only, with the piece it was given: appends
+  // that piece to `dst` by moving the input buffer's chain that holds it instead of copying its
+  // bytes, when the piece is at least kMoveBodyMin bytes and runs to the end of the chain being
+  // parsed (a Content-Length body read in large reads: all of it but a small tail). Returns
+  // false and does nothing otherwise (another piece, a small one, or one followed by more
+  // bytes in the same chain): the caller copies it. The moved chain keeps the bytes the parser
+  // is still looking at; `dst` must not be written to the socket or freed before the callback
+  // returns (transport outputs are flushed when the transport callback returns).
+  bool moveBody(evbuffer* dst, const char* data, size_t len);
+  static constexpr size_t kMoveBodyMin = 2048;
+
   // The request bytes' buffer: appending to it schedules their write (Transport::output()).
   evbuffer* output() const { return transport_->output(); }
   size_t outputLength() const { return transport_->outputLength(); }  // unsent bytes
@@ -139,6 +150,11 @@ class UpstreamConnection : public event::Deletable, private http::ParserCallback
   uint32_t read_timeout_ms_ = 0;              // the read timeout in force (0: none)
   uint64_t idle_since_ = 0;                   // ms (lastActivity()) when it went idle in the pool
   std::shared_ptr<ClusterState> counted_in_;  // see countIn()
+  // The input chain parseInput is feeding the parser (moveBody): its end, and how many of its
+  // bytes were already drained by moves. parse_end_ is null outside parser_.execute().
+  const char* parse_begin_ = nullptr;
+  const char* parse_end_ = nullptr;
+  size_t parse_drained_ = 0;
 };
 
 }  // namespace sluice::upstream

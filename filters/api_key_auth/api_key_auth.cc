@@ -1,7 +1,5 @@
 #include "filters/api_key_auth/api_key_auth.h"
 
-#include <openssl/crypto.h>
-
 #include <map>
 #include <optional>
 #include <string_view>
@@ -139,9 +137,10 @@ const std::string* ApiKeyAuthConfig::find(std::string_view key) const {
   auto it = keys_.find(auth::sipHash24(sip_k0_, sip_k1_, key));
   if (it == keys_.end()) return nullptr;
   // Reached only by a key whose secret-keyed hash is a real key's: confirm over the whole key
-  // with CRYPTO_memcmp (no early exit at the first differing byte).
+  // in constant time (no early exit at the first differing byte).
   for (const Entry& e : it->second) {
-    if (e.key.size() == key.size() && CRYPTO_memcmp(e.key.data(), key.data(), key.size()) == 0) {
+    if (e.key.size() == key.size() &&
+        auth::constantTimeEqualBytes(e.key.data(), key.data(), key.size())) {
       return &e.consumer;
     }
   }
@@ -149,22 +148,19 @@ const std::string* ApiKeyAuthConfig::find(std::string_view key) const {
 }
 
 sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
-  // Whatever happens next, the upstream must not see a consumer name the client wrote.
-  if (!config_.consumer_header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
-  }
-  // A view of the header's value (valid until the request headers change, i.e. past find()),
-  // or of the decoded query parameter kept in `query`: no copy of the key per request.
+  // A view of the header's value (valid until the request headers change: every change below
+  // comes after find()), or of the decoded query parameter kept in `query`: no copy of the key
+  // per request.
   std::optional<std::string_view> key;
   std::string query;
   bool invalid = false;
+  bool from_header = false;
   bool from_query = false;
   if (!config_.header.empty()) {
     auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
     if (value) {
       key = *value;
-      // Two key fields: which one would the upstream believe? Refuse.
-      invalid = stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value();
+      from_header = true;
     }
   }
   if (!key && !config_.query_param.empty()) {
@@ -176,27 +172,48 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
       from_query = true;
     }
   }
+  const std::string* consumer = key && !invalid ? config_.find(*key) : nullptr;
+  if (from_header) {
+    // Two key fields: which one would the upstream believe? Refuse. With strip_credential on,
+    // the removal that keeps the key from the upstream counts the fields (one pass over the
+    // headers instead of a lookup of a second field and then the removal).
+    const size_t fields = config_.strip_credential
+                              ? stream.removeHeader(sdk::HeaderMap::kRequest, config_.header)
+                          : stream.header(sdk::HeaderMap::kRequest, config_.header, 1) ? 2
+                                                                                       : 1;
+    invalid = fields > 1;
+  }
   const char* reason = nullptr;
-  const std::string* consumer = nullptr;
   if (!key) {
     reason = "missing api key";
-  } else if (invalid || (consumer = config_.find(*key)) == nullptr) {
+  } else if (invalid || consumer == nullptr) {
     reason = "invalid api key";
   }
+  // Whatever happens next, the upstream must not see a consumer name the client wrote: removed
+  // here on the paths that do not name the consumer; setConsumer replaces it on the one that does.
   if (reason != nullptr) {
+    removeConsumerHeader(stream);
     config_.counters.denied(reason);
     return auth::replyUnauthorized(stream, reason, config_.www_authenticate);
   }
   config_.counters.allowed();
-  // The key must not reach the upstream (or its logs), in a header or in the request line. The
-  // host refuses the shortened target only when the client's had characters outside RFC 3986:
-  // an error then (failure_mode decides), rather than forwarding the key.
-  if (!auth::stripCredential(stream, config_.strip_credential, config_.header, from_query,
-                             config_.query_param)) {
+  // The key must not reach the upstream (or its logs), in a header (removed above) or in the
+  // request line. The host refuses the shortened target only when the client's had characters
+  // outside RFC 3986: an error then (failure_mode decides), rather than forwarding the key.
+  if (from_query && config_.strip_credential &&
+      !auth::stripQueryCredential(stream, config_.query_param)) {
+    removeConsumerHeader(stream);
     return sdk::FilterStatus::kError;
   }
-  auth::setConsumer(stream, *consumer, "api_key", config_.consumer_header);
+  auth::setConsumer(stream, *consumer, "api_key", config_.consumer_header,
+                    auth::ConsumerHeader::kReplace);
   return sdk::FilterStatus::kContinue;
+}
+
+void ApiKeyAuthFilter::removeConsumerHeader(sdk::Stream& stream) const {
+  if (!config_.consumer_header.empty()) {
+    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
+  }
 }
 
 }  // namespace sluice::filters

@@ -4,7 +4,8 @@
 // The key is read from a request header (default X-Api-Key) and, when `query_param` is set and
 // the header is absent, from that query parameter (percent-decoded, '+' as space). Keys are
 // looked up in a hash table by SipHash-2-4 under a random 128-bit secret drawn at each config
-// load, and a match is confirmed with CRYPTO_memcmp over the whole key, so neither the lookup nor
+// load, and a match is confirmed in constant time over the whole key (auth::constantTimeEqualBytes,
+// eight bytes per step where CRYPTO_memcmp compares one), so neither the lookup nor
 // the comparison takes time that depends on how much of a key an attacker guessed right (without
 // the secret, nobody can tell or steer which bucket a guess lands in, and a guess reaches the
 // comparison only when its keyed hash equals a real key's). This replaced a SHA-256 per request
@@ -98,6 +99,9 @@ class ApiKeyAuthFilter : public sdk::Filter {
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
 
  private:
+  // Removes every incoming copy of consumer_header (when set).
+  void removeConsumerHeader(sdk::Stream& stream) const;
+
   const ApiKeyAuthConfig& config_;
 };
 

@@ -69,6 +69,28 @@ bool constantTimeEqual(std::string_view a, std::string_view b) {
   return digestEqual(sha256(a), sha256(b));
 }
 
+bool constantTimeEqualBytes(const char* a, const char* b, size_t len) {
+  // The differences of every word are or-ed together and looked at once, at the end. The empty
+  // asm makes `diff` opaque to the optimiser at each step, so it cannot turn the loop into one
+  // that stops at the first difference.
+  uint64_t diff = 0;
+  size_t i = 0;
+  for (; i + 8 <= len; i += 8) {
+    uint64_t x = 0;
+    uint64_t y = 0;
+    std::memcpy(&x, a + i, 8);
+    std::memcpy(&y, b + i, 8);
+    diff |= x ^ y;
+    __asm__("" : "+r"(diff));
+  }
+  for (; i < len; ++i) {
+    diff |=
+        static_cast<uint64_t>(static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i]));
+    __asm__("" : "+r"(diff));
+  }
+  return diff == 0;
+}
+
 std::optional<std::string> base64Decode(std::string_view in) {
   if (in.size() % 4 != 0) return std::nullopt;
   size_t pad = 0;
@@ -259,10 +281,17 @@ sdk::FilterStatus replyUnauthorized(sdk::Stream& stream, std::string_view reason
 }
 
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const std::string& header) {
+                 const std::string& header, ConsumerHeader mode) {
   if (!consumer.empty()) stream.setContext(kContextConsumer, consumer);
   stream.setContext(kContextMethod, method);
-  if (!header.empty() && !consumer.empty()) {
+  if (header.empty()) return;
+  if (mode == ConsumerHeader::kReplace) {
+    if (consumer.empty()) {
+      stream.removeHeader(sdk::HeaderMap::kRequest, header);
+    } else {
+      stream.setHeader(sdk::HeaderMap::kRequest, header, consumer);  // replaces every copy
+    }
+  } else if (!consumer.empty()) {
     // Appended: the callers removed the client's copies before authenticating (no scan).
     stream.addHeader(sdk::HeaderMap::kRequest, header, consumer);
   }

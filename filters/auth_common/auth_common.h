@@ -42,6 +42,9 @@ bool digestEqual(const Digest& a, const Digest& b);
 // Equality of two strings in time independent of where they differ and of their lengths: the
 // SHA-256 digests of both are compared with CRYPTO_memcmp.
 bool constantTimeEqual(std::string_view a, std::string_view b);
+// Equality of the `len` bytes at `a` and at `b` in time that depends on `len` only (no exit at
+// the first differing byte: like CRYPTO_memcmp, eight bytes per step instead of one).
+bool constantTimeEqualBytes(const char* a, const char* b, size_t len);
 
 // Standard base64 (RFC 4648 §4), padded, strict: only the alphabet, length a multiple of 4,
 // '=' only as the last one or two characters. nullopt when malformed.
@@ -117,10 +120,13 @@ inline constexpr std::string_view kContextMethod = "auth.method";
 
 // Marks the request as authenticated: context `consumer` = consumer (when not empty) and
 // `auth.method` = method; when `header` is not empty, adds it to the request with `consumer`.
-// Callers must remove incoming copies of `header` before authenticating (see stripHeader): it
-// is appended, not set.
+// kAppend: callers must remove incoming copies of `header` before authenticating: it is
+// appended. kReplace: every incoming copy is replaced by the one field (removed when `consumer`
+// is empty), in one pass over the headers; callers then remove the copies themselves only on
+// the paths that do not reach setConsumer.
+enum class ConsumerHeader { kAppend, kReplace };
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const std::string& header);
+                 const std::string& header, ConsumerHeader mode = ConsumerHeader::kAppend);
 
 // The decision counters every auth filter exports: sluice_plugin_<plugin>_allowed_total and
 // sluice_plugin_<plugin>_denied_total{reason="<reason, spaces as '_'>"}, one series per reason

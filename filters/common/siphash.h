@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace sluice::filters {
@@ -14,6 +15,13 @@ namespace sluice::filters {
 uint64_t sipHash24(uint64_t k0, uint64_t k1, std::string_view data);
 
 // The 8 bytes at `p` as a little-endian 64-bit word (one unaligned load).
-uint64_t loadLe64(const unsigned char* p);
+inline uint64_t loadLe64(const unsigned char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, sizeof(v));
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  v = __builtin_bswap64(v);
+#endif
+  return v;
+}
 
 }  // namespace sluice::filters

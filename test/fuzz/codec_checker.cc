@@ -11,7 +11,7 @@ using http::Framing;
 using http::MessageHead;
 
 // Decimal digits only, no overflow: what a Content-Length that passed the codec looks like.
-bool parseDecimal(const std::string& s, uint64_t* out) {
+bool parseDecimal(std::string_view s, uint64_t* out) {
   if (s.empty()) return false;
   uint64_t v = 0;
   for (char c : s) {
@@ -23,7 +23,7 @@ bool parseDecimal(const std::string& s, uint64_t* out) {
   return true;
 }
 
-bool contains(std::string_view haystack, const std::string& needle) {
+bool contains(std::string_view haystack, std::string_view needle) {
   return needle.empty() || haystack.find(needle) != std::string_view::npos;
 }
 
@@ -119,7 +119,7 @@ int CheckingCallbacks::onHead(MessageHead& head) {
              std::to_string(static_cast<int>(framing_)) + " cl" + std::to_string(content_length_) +
              (head.keep_alive ? " ka\n" : " close\n");
   for (const http::HeaderField& f : head.headers.fields())
-    current_ += f.name + ":" + f.value + "\n";
+    current_.append(f.name).append(":").append(f.value).append("\n");
   current_ += "\n";
   return head_request ? 1 : 0;
 }
@@ -140,9 +140,8 @@ void CheckingCallbacks::onBody(const char* data, size_t len) {
 bool CheckingCallbacks::onMessageComplete() {
   SLUICE_FUZZ_CHECK(in_body_, "message complete without a head");
   SLUICE_FUZZ_CHECK(!parser_->inMessage(), "inMessage() at message complete");
-  SLUICE_FUZZ_CHECK(
-      framing_ != Framing::kContentLength || body_ == content_length_,
-      "Content-Length message complete with a short body");
+  SLUICE_FUZZ_CHECK(framing_ != Framing::kContentLength || body_ == content_length_,
+                    "Content-Length message complete with a short body");
   SLUICE_FUZZ_CHECK(framing_ != Framing::kNone || body_ == 0, "bodiless message with a body");
   in_body_ = false;
   ++completed_;

@@ -5,6 +5,7 @@
 // headers, STOP without a reply, ERROR, a filter that cannot start, keep-alive after a reply.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <memory>
 #include <string>
@@ -188,6 +189,24 @@ TEST_F(FilterChainTest, TheContextIsSharedBetweenFilters) {
   // Per request: the next request does not see it.
   Response next = get("/api/ctx", {});
   EXPECT_EQ(upstreamHeader(next, "X-Ctx-consumer"), "<none>");
+}
+
+TEST_F(FilterChainTest, TheHostChecksTheFieldsAFilterSets) {
+  Response r = get("/api/set", {{"X-Probe-Set-Headers", "1"}, {"X-Request-Id", "client-id"}});
+  ASSERT_EQ(r.status, 200);
+  EXPECT_EQ(upstreamHeader(r, "X-Probe-Header-Results"), "yyyynnnn");
+  // Set replaces every copy (the client's too); the filter's spelling of an appended name is
+  // kept, interned or not; refused calls changed nothing.
+  const std::vector<std::string> lines = echoHeaders(r.body);
+  auto has = [&](const std::string& line) {
+    return std::find(lines.begin(), lines.end(), line) != lines.end();
+  };
+  EXPECT_EQ(echoHeaderValues(r.body, "X-Request-Id"), std::vector<std::string>{"probe-id"});
+  EXPECT_TRUE(has("X-Forwarded-Host: probe")) << r.body;
+  EXPECT_TRUE(has("VIA: 1.1 probe")) << r.body;
+  EXPECT_TRUE(has("X-Probe-Other: other")) << r.body;
+  EXPECT_TRUE(echoHeaderValues(r.body, "Bad Name").empty());
+  EXPECT_NE(upstreamHeader(r, "Host").find("127.0.0.1"), std::string::npos) << r.body;
 }
 
 TEST_F(FilterChainTest, TheContextIsInTheAccessLog) {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace sluice::http {
 namespace {
@@ -111,7 +113,7 @@ TEST(HeaderMapTest, ReservedVectorsOfDestroyedMapsAreReusedOnTheirThread) {
   b.reserve();
   EXPECT_EQ(b.fields().data(), storage);  // the spare, emptied
   EXPECT_EQ(b.size(), 0u);
-  EXPECT_GE(b.mutableFields().capacity(), HeaderMap::kReservedFields);
+  EXPECT_GE(b.fields().capacity(), HeaderMap::kReservedFields);
   b.add("Host", "y");
   EXPECT_EQ(*b.get(HeaderId::kHost), "y");
   HeaderMap grown;  // past the reserved size: freed as usual, never handed out again
@@ -126,7 +128,7 @@ TEST(HeaderMapTest, AddingAFieldCopiedFromTheMapItselfIsSafeWhenTheVectorGrows) 
     HeaderMap h;
     h.reserve();
     for (size_t i = 0; i < fill; ++i) h.add("X-Orig-" + std::to_string(i), std::string(40, 'v'));
-    const std::string* v = h.get("x-orig-0");
+    const std::string_view* v = h.get("x-orig-0");
     h.add(h.fields()[0].name, *v);  // views into the map's own storage
     ASSERT_EQ(h.count("x-orig-0"), 2u);
     EXPECT_EQ(*h.get("X-Orig-0", 1), std::string(40, 'v'));
@@ -216,12 +218,110 @@ TEST(HeaderMapTest, ConnectionNamesInternedOrNotAreStrippedButNeverProtectedOnes
   h.add("Trailer", "x");
   stripHopByHop(h);
   std::string names;
-  for (const auto& f : h.fields()) names += f.name + ",";
+  for (const auto& f : h.fields()) names.append(f.name).append(",");
   EXPECT_EQ(names, "X-Others,Cookie,X-Forwarded-For,Proxy-Authorization,Content-Length,");
   EXPECT_TRUE(isHopByHop("KEEP-ALIVE"));
   EXPECT_TRUE(isHopByHop(HeaderId::kTe));
   EXPECT_FALSE(isHopByHop("Host"));
   EXPECT_FALSE(isHopByHop("X-Keep-Alive"));
+}
+
+// Names and values live in the map's arena: growing it past its first size re-points every
+// field, copies are independent, moves and swaps keep the views valid.
+TEST(HeaderMapTest, FieldsStayIntactWhenTheArenaGrowsAndAcrossCopiesMovesAndSwaps) {
+  HeaderMap h;
+  h.reserve();
+  std::vector<std::string> values;
+  for (size_t i = 0; i < 64; ++i) {  // 64 × ~110 bytes: several times kReservedBytes
+    values.push_back(std::string(100, static_cast<char>('a' + i % 26)) + std::to_string(i));
+    h.add("X-F" + std::to_string(i), values.back());
+  }
+  h.set(HeaderId::kXForwardedFor, "1.2.3.4");
+  ASSERT_EQ(h.size(), 65u);
+  for (size_t i = 0; i < 64; ++i) {
+    EXPECT_EQ(h.fields()[i].name, "X-F" + std::to_string(i));
+    EXPECT_EQ(*h.get("x-f" + std::to_string(i)), values[i]);
+  }
+  HeaderMap copy(h);
+  h.set("X-F0", "changed");              // in place: shorter
+  h.set("X-F1", std::string(300, 'z'));  // longer: appended to the arena
+  EXPECT_EQ(*copy.get("X-F0"), values[0]);
+  EXPECT_EQ(*copy.get("X-F1"), values[1]);
+  EXPECT_EQ(*copy.get(HeaderId::kXForwardedFor), "1.2.3.4");
+  EXPECT_EQ(copy.fields().back().name, "X-Forwarded-For");
+  EXPECT_EQ(*h.get("X-F0"), "changed");
+  EXPECT_EQ(*h.get("X-F1"), std::string(300, 'z'));
+  h.set("X-F2", *h.get("x-f3"));  // a value of the map itself, in place
+  EXPECT_EQ(*h.get("X-F2"), values[3]);
+  HeaderMap moved(std::move(h));
+  EXPECT_EQ(*moved.get("X-F63"), values[63]);
+  HeaderMap other;
+  other.add("Host", "h");
+  other.swap(moved);
+  EXPECT_EQ(*other.get("X-F62"), values[62]);
+  EXPECT_EQ(*moved.get(HeaderId::kHost), "h");
+  EXPECT_EQ(moved.size(), 1u);
+  copy = other;
+  EXPECT_EQ(copy.size(), 65u);
+  EXPECT_EQ(*copy.get("X-F0"), "changed");
+  other.clear();
+  EXPECT_EQ(other.size(), 0u);
+  EXPECT_FALSE(other.has(HeaderId::kXForwardedFor));
+  EXPECT_EQ(*copy.get(HeaderId::kXForwardedFor), "1.2.3.4");
+}
+
+// Lookups by id skip a map without the name; the bookkeeping follows add, set, remove and
+// hop-by-hop stripping.
+TEST(HeaderMapTest, PresenceOfInternedNamesFollowsEveryChange) {
+  HeaderMap h;
+  EXPECT_FALSE(h.has(HeaderId::kConnection));
+  h.add("connection", "close");
+  h.add("Keep-Alive", "timeout=5");
+  h.add("Host", "a");
+  EXPECT_TRUE(h.has(HeaderId::kConnection));
+  EXPECT_TRUE(h.hasToken("Connection", "close"));
+  stripHopByHop(h);
+  EXPECT_FALSE(h.has(HeaderId::kConnection));
+  EXPECT_FALSE(h.has("keep-alive"));
+  EXPECT_EQ(h.count(HeaderId::kKeepAlive), 0u);
+  EXPECT_TRUE(h.has(HeaderId::kHost));
+  h.set("HOST", "b");
+  EXPECT_EQ(*h.get(HeaderId::kHost), "b");
+  EXPECT_EQ(h.remove("host"), 1u);
+  EXPECT_FALSE(h.has(HeaderId::kHost));
+  EXPECT_EQ(h.remove(HeaderId::kHost), 0u);
+  h.add("X-Plain", "v");
+  stripHopByHop(h);  // nothing hop-by-hop: unchanged
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(*h.get("x-plain"), "v");
+}
+
+// The options Connection fields list are noted as the fields come in (stripping and the
+// codec's persistence rule read them) and follow set and remove.
+TEST(HeaderMapTest, ConnectionOptionsFollowTheConnectionFields) {
+  HeaderMap h;
+  h.add("Connection", "Keep-Alive, CLOSE");
+  h.add("connection", "upgrade, x-mine");
+  const uint64_t options = h.connectionOptions();
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kClose), 0u);
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kKeepAlive), 0u);
+  EXPECT_NE(options & HeaderMap::idBit(HeaderId::kUpgrade), 0u);
+  h.set("Connection", "te");  // one field left, listing te only
+  EXPECT_EQ(h.connectionOptions(), HeaderMap::idBit(HeaderId::kTe));
+  h.remove(HeaderId::kConnection);
+  EXPECT_EQ(h.connectionOptions(), 0u);
+  h.add("Close", "c");  // a field named like the option (a reserved name) goes when listed
+  h.add("X-Mine", "m");
+  h.add("Host", "a");
+  h.add("Connection", "close, x-mine, host");
+  stripHopByHop(h);
+  ASSERT_EQ(h.size(), 1u);
+  EXPECT_EQ(h.fields()[0].name, "Host");
+  EXPECT_EQ(h.connectionOptions(), 0u);
+  HeaderMap copy;
+  copy.add("Connection", "close");
+  HeaderMap copied(copy);
+  EXPECT_NE(copied.connectionOptions() & HeaderMap::idBit(HeaderId::kClose), 0u);
 }
 
 // The reference rule: VCHAR, obs-text, SP and HTAB; no leading or trailing SP/HTAB.

@@ -22,8 +22,10 @@ class RouterTest : public ::testing::Test {
   bool go(const std::string& target) {
     result_ = RouteResult{};
     why_.clear();
-    return route(config_, listener_, target, &result_, &why_);
+    target_ = target;  // result_.cluster may point into it
+    return route(config_, listener_, target_, &result_, &why_);
   }
+  std::string target_;
   config::Config config_;
   config::Listener listener_;
   RouteResult result_;

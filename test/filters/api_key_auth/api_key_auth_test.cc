@@ -98,6 +98,45 @@ TEST(ApiKeyAuthTest, ForgedConsumerHeaderIsRemovedAlways) {
   EXPECT_TRUE(req(refused, "X-Consumer").empty());
 }
 
+TEST(ApiKeyAuthTest, EveryForgedConsumerCopyIsReplacedByTheOne) {
+  FilterHarness h(sluice_plugin_entry(), kInline);
+  FakeStream s("GET", "/",
+               {{"X-Consumer", "admin"}, {"X-Api-Key", "key-bob"}, {"x-consumer", "root"}});
+  EXPECT_EQ(h.requestHeaders(s), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(req(s, "X-Consumer"), std::vector<std::string>{"bob"});
+  FakeStream twice("GET", "/",
+                   {{"X-Consumer", "admin"}, {"X-Api-Key", "key-bob"}, {"X-Api-Key", "key-bob"}});
+  EXPECT_EQ(h.requestHeaders(twice), SLUICE_FILTER_STOP);
+  EXPECT_TRUE(req(twice, "X-Consumer").empty());
+}
+
+TEST(ApiKeyAuthTest, TwoKeyFieldsAre401AlsoWithoutStrip) {
+  FilterHarness h(sluice_plugin_entry(), std::string(kInline) + "strip_credential: false\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  FakeStream two("GET", "/", {{"X-Api-Key", "key-alice"}, {"x-api-key", "key-alice"}});
+  EXPECT_EQ(h.requestHeaders(two), SLUICE_FILTER_STOP);
+  ASSERT_TRUE(two.local_reply);
+  EXPECT_EQ(two.local_reply->body, R"({"error":"unauthorized","reason":"invalid api key"})");
+  FakeStream one("GET", "/", {{"X-Api-Key", "key-alice"}});
+  EXPECT_EQ(h.requestHeaders(one), SLUICE_FILTER_CONTINUE);
+  EXPECT_EQ(req(one, "X-Api-Key"), std::vector<std::string>{"key-alice"}) << "kept (no strip)";
+}
+
+TEST(ConstantTimeEqualBytesTest, EqualOnlyWhenEveryByteIs) {
+  const std::string key = "bench-key-7d1f0c2a9b8e4f56";  // 26 bytes: three words and a tail
+  for (size_t len = 0; len <= key.size(); ++len) {
+    std::string copy = key;
+    EXPECT_TRUE(auth::constantTimeEqualBytes(key.data(), copy.data(), len)) << len;
+    for (size_t at = 0; at < len; ++at) {
+      std::string other = key;
+      other[at] = static_cast<char>(other[at] ^ 0x01);
+      EXPECT_FALSE(auth::constantTimeEqualBytes(key.data(), other.data(), len)) << len << at;
+      other[at] = static_cast<char>(key[at] ^ 0x80);
+      EXPECT_FALSE(auth::constantTimeEqualBytes(key.data(), other.data(), len)) << len << at;
+    }
+  }
+}
+
 TEST(ApiKeyAuthTest, QueryParameterIsPercentDecoded) {
   FilterHarness h(sluice_plugin_entry(), R"(
 header: ""
