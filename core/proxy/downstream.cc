@@ -227,7 +227,8 @@ int DownstreamConnection::park(IdleParker::Owner* owner, std::shared_ptr<void>* 
   owner->stats = std::move(stats_);  // counted by the parker's record from now on
   owner->idle_timeout_ms = listenerInfo().limits.idle_timeout_ms;
   state_ = State::kClosed;
-  runtime_.release(this);  // deleted from the loop; the socket is the parker's
+  runtime_.memoryTrim().onParked();  // a trim once thousands were (memory_trim.h)
+  runtime_.release(this);            // deleted from the loop; the socket is the parker's
   return fd;
 }
 

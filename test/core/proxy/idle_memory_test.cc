@@ -43,6 +43,24 @@ TEST(MemoryTrim, TrimsOnceAfterABurstCloses) {
   event_base_free(base);
 }
 
+TEST(MemoryTrim, ThousandsParkedTrimOnceThenNotWithinTheInterval) {
+  event_base* base = event_base_new();
+  {
+    MemoryTrim trim(base);
+    for (size_t n = 0; n + 1 < MemoryTrim::kMinDrop; ++n) trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 0u) << "fewer than kMinDrop parked";
+    trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 1u);
+    // As many again right after: not within kParkTrimIntervalMs.
+    for (size_t n = 0; n < 2 * MemoryTrim::kMinDrop; ++n) trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 1u);
+  }
+  event_base_free(base);
+}
+
 TEST(MemoryTrim, SteadyTrafficAndSmallDropsNeverTrim) {
   event_base* base = event_base_new();
   {
