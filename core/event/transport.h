@@ -124,6 +124,9 @@ class Transport {
   // open (-1 when there is none). For an owner that parks an idle connection without its
   // buffers (proxy::DownstreamConnection); whatever input() and output() hold is dropped.
   int releaseFd();
+  // After releaseFd(): gives the Io up as well (a parked TLS connection keeps its session with
+  // its socket). The transport can only be destroyed after this.
+  std::unique_ptr<TransportIo> releaseIo() { return std::move(io_); }
   // False when the peer closed an idle connection or sent bytes on it (pool reuse check).
   bool idleAndOpen() { return phase_ == Phase::kOpen && io_->idleAndOpen(fd_); }
 

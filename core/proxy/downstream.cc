@@ -46,6 +46,12 @@ void formatPeer(const sockaddr* sa, std::string* ip, std::string* full) {
   }
 }
 
+// What a parked TLS connection leaves with its socket (IdleParker's `kept`).
+struct ParkedTls {
+  std::unique_ptr<event::TransportIo> io;  // a tls::TlsIo: the established session
+  std::unique_ptr<tls::ConnectionInfo> info;
+};
+
 }  // namespace
 
 DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
@@ -68,7 +74,7 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime,
 }
 
 DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime, const IdleParker::Owner& parked,
-                                           evutil_socket_t fd)
+                                           std::shared_ptr<void> kept, evutil_socket_t fd)
     : runtime_(runtime),
       slot_(parked.slot),
       stats_(parked.stats),
@@ -78,12 +84,21 @@ DownstreamConnection::DownstreamConnection(WorkerRuntime& runtime, const IdlePar
   socklen_t len = sizeof(peer);
   if (getpeername(fd, reinterpret_cast<sockaddr*>(&peer), &len) != 0) peer.ss_family = AF_UNSPEC;
   formatPeer(reinterpret_cast<const sockaddr*>(&peer), &client_ip_, &client_address_);
-  makeTransport(fd);  // TCP_NODELAY is still set on the socket
+  // Plain unless it was TLS (even if the listener has changed since).
+  std::unique_ptr<event::TransportIo> io = std::make_unique<event::PlainIo>();
+  if (kept != nullptr) {
+    auto* tls = static_cast<ParkedTls*>(kept.get());
+    tls_ = static_cast<tls::TlsIo*>(tls->io.get());
+    io = std::move(tls->io);
+    tls_info_ = std::move(tls->info);
+  }
+  makeTransport(fd, std::move(io));  // TCP_NODELAY is still set on the socket
   event_assign(&active_->resume_event, runtime_.worker().base(), -1, EV_PERSIST,
                &DownstreamConnection::onResume, this);
 }
 
-void DownstreamConnection::makeTransport(evutil_socket_t fd) {
+void DownstreamConnection::makeTransport(evutil_socket_t fd,
+                                         std::unique_ptr<event::TransportIo> io) {
   event::Transport::Options options;
   options.read_high_watermark = kReadHighWatermark;
   options.write_low_watermark = kWriteLowWatermark;
@@ -93,8 +108,8 @@ void DownstreamConnection::makeTransport(evutil_socket_t fd) {
   handlers.on_drained = &DownstreamConnection::onDrained;
   handlers.on_event = &DownstreamConnection::onEvent;
   handlers.arg = this;
-  std::unique_ptr<event::TransportIo> io;
-  if (const auto& tls = slot_->chain->info().tls) {
+  const auto& tls = slot_->chain->info().tls;
+  if (io == nullptr && tls != nullptr) {
     options.handshake_timeout_ms = tls->config().handshake_timeout_ms;
     if (SSL* ssl = tls->newSsl()) {
       auto tls_io = std::make_unique<tls::TlsIo>(ssl, tls);
@@ -145,17 +160,15 @@ bool DownstreamConnection::idle() const {
          evbuffer_get_length(transport_->input()) == 0;
 }
 
-void DownstreamConnection::markIdle() {
-  if (tls_ != nullptr) return;  // a TLS session cannot be rebuilt: never parked
-  runtime_.idleParker().add(this);
-}
+void DownstreamConnection::markIdle() { runtime_.idleParker().add(this); }
 
-int DownstreamConnection::parkHook(void*, IdleParker::Hook* hook, IdleParker::Owner* owner) {
-  return static_cast<DownstreamConnection*>(hook)->park(owner);
+int DownstreamConnection::parkHook(void*, IdleParker::Hook* hook, IdleParker::Owner* owner,
+                                   std::shared_ptr<void>* kept) {
+  return static_cast<DownstreamConnection*>(hook)->park(owner, kept);
 }
 
 void DownstreamConnection::wakeParked(void* arg, int fd, const IdleParker::Owner& owner,
-                                      IdleParker::Wake why) {
+                                      std::shared_ptr<void> kept, IdleParker::Wake why) {
   auto* runtime = static_cast<WorkerRuntime*>(arg);
   switch (why) {
     case IdleParker::Wake::kTimedOut:
@@ -164,7 +177,8 @@ void DownstreamConnection::wakeParked(void* arg, int fd, const IdleParker::Owner
       [[fallthrough]];
     case IdleParker::Wake::kShutdown:  // (the runtime is being destroyed: not counted)
       owner.stats->cx_active.dec();
-      close(fd);  // as an idle keep-alive connection's read timeout closes it
+      kept.reset();  // a TLS session: freed as a closing connection frees it (still resumable)
+      close(fd);     // as an idle keep-alive connection's read timeout closes it
       return;
     case IdleParker::Wake::kReadable:
     case IdleParker::Wake::kDrain:
@@ -173,14 +187,14 @@ void DownstreamConnection::wakeParked(void* arg, int fd, const IdleParker::Owner
   // Rebuilt: the transport reads what arrived from the loop (level-triggered), then on_data
   // parses; a FIN is read as the client closing. A drain closes it right after this.
   DownstreamConnection* conn =
-      runtime->adopt(std::make_unique<DownstreamConnection>(*runtime, owner, fd));
+      runtime->adopt(std::make_unique<DownstreamConnection>(*runtime, owner, std::move(kept), fd));
   conn->start();
 }
 
-int DownstreamConnection::park(IdleParker::Owner* owner) {
+int DownstreamConnection::park(IdleParker::Owner* owner, std::shared_ptr<void>* kept) {
   // Only a connection with nothing in flight and nothing buffered either way; one that is
   // busy again left the list, one still flushing its last response stays as it is.
-  if (state_ != State::kActive || stream_ != nullptr || tls_ != nullptr || transport_ == nullptr ||
+  if (state_ != State::kActive || stream_ != nullptr || transport_ == nullptr ||
       !transport_->open() || active_->parser.inMessage() || parser_paused_ || reading_paused_ ||
       closeRequested() || evbuffer_get_length(transport_->input()) != 0) {
     return -1;
@@ -189,14 +203,33 @@ int DownstreamConnection::park(IdleParker::Owner* owner) {
     markIdle();  // the last response is still going out: look again at a later tick
     return -1;
   }
+  if (tls_ != nullptr) {
+    // A TLS session is kept whole: only once established, with nothing arrived meanwhile and
+    // no decrypted byte waiting in OpenSSL (read-ahead). idleAndOpen() peeks: what it decrypts
+    // waits in OpenSSL, and the socket will not say so; re-enabling reading reads it.
+    if (!handshake_done_ || tls_info_ == nullptr) return -1;
+    if (!transport_->idleAndOpen() || tls_->hasPending()) {
+      transport_->disableRead();
+      transport_->enableRead();
+      return -1;
+    }
+  }
   event_del(&active_->resume_event);
   const int fd = transport_->releaseFd();
+  if (tls_ != nullptr) {
+    auto parked = std::make_shared<ParkedTls>();
+    parked->io = transport_->releaseIo();
+    parked->info = std::move(tls_info_);
+    tls_ = nullptr;
+    *kept = std::move(parked);
+  }
   transport_.reset();
   owner->slot = slot_;
   owner->stats = std::move(stats_);  // counted by the parker's record from now on
   owner->idle_timeout_ms = listenerInfo().limits.idle_timeout_ms;
   state_ = State::kClosed;
-  runtime_.release(this);  // deleted from the loop; the socket is the parker's
+  runtime_.memoryTrim().onParked();  // a trim once thousands were (memory_trim.h)
+  runtime_.release(this);            // deleted from the loop; the socket is the parker's
   return fd;
 }
 
@@ -471,7 +504,7 @@ void DownstreamConnection::onDrained(void* arg) {
 
 void DownstreamConnection::onHandshakeDone() {
   handshake_done_ = true;
-  if (tls_ == nullptr) return;
+  if (tls_ == nullptr || tls_info_ != nullptr) return;  // plain, or a parked session rebuilt
   tls_info_ = std::make_unique<tls::ConnectionInfo>();
   tls_->describe(tls_info_.get(), listenerInfo().tls->verifiesClients());
   (tls_info_->resumed ? stats_->tls_resumed : stats_->tls_full).inc();

@@ -3,11 +3,13 @@
 // malformed requests with the right 4xx and closes, handles keep-alive, timeouts, backpressure
 // and a lingering close (so the client reads our last response before any RST).
 //
-// Idle memory: a plain (not TLS) keep-alive connection idle for IdleParker::kParkAfterMs (or
-// sooner, when many are idle) is parked: the object is deleted (transport, buffers, events,
-// parser and all) and the worker's IdleParker keeps its socket, with a 16-byte record. The
-// first byte the client sends (or its FIN) rebuilds it (the resuming constructor), and the
-// request is read as usual; so do a drain and a listener's removal, which then close it.
+// Idle memory: a keep-alive connection idle for IdleParker::kParkAfterMs (or sooner, when many
+// are idle) is parked: the object is deleted (transport, buffers, events, parser and all) and
+// the worker's IdleParker keeps its socket, with a 16-byte record; a TLS connection also leaves
+// its session there (the SSL and the handshake's facts: what nginx keeps of an idle TLS
+// connection too). The first byte the client sends (or its FIN) rebuilds it (the resuming
+// constructor), and the request is read as usual; so do a drain and a listener's removal,
+// which then close it.
 // Worker thread only; owned by WorkerRuntime, deleted through deferDelete.
 #pragma once
 
@@ -35,9 +37,11 @@ class DownstreamConnection : public event::Deletable,
   DownstreamConnection(WorkerRuntime& runtime, std::shared_ptr<ListenerSlot> slot,
                        evutil_socket_t fd, const sockaddr* peer, int peer_len);
   // A parked connection rebuilt (IdleParker::Wake): `fd` is its socket, `parked` what the
-  // parker kept (the listener slot and the stats series it is already counted in). Not counted
+  // parker kept (the listener slot and the stats series it is already counted in), `kept` what
+  // park() left with the socket (its TLS session; null on plain connections). Not counted
   // again; the peer address is read back from the socket.
-  DownstreamConnection(WorkerRuntime& runtime, const IdleParker::Owner& parked, evutil_socket_t fd);
+  DownstreamConnection(WorkerRuntime& runtime, const IdleParker::Owner& parked,
+                       std::shared_ptr<void> kept, evutil_socket_t fd);
   ~DownstreamConnection() override;
 
   // Starts reading.
@@ -88,8 +92,10 @@ class DownstreamConnection : public event::Deletable,
 
   // IdleParker's callbacks (the worker's parker is made with them, `arg` the WorkerRuntime;
   // see idle_parker.h): parkHook gives the connection up, wakeParked rebuilds or closes one.
-  static int parkHook(void* arg, IdleParker::Hook* hook, IdleParker::Owner* owner);
-  static void wakeParked(void* arg, int fd, const IdleParker::Owner& owner, IdleParker::Wake why);
+  static int parkHook(void* arg, IdleParker::Hook* hook, IdleParker::Owner* owner,
+                      std::shared_ptr<void>* kept);
+  static void wakeParked(void* arg, int fd, const IdleParker::Owner& owner,
+                         std::shared_ptr<void> kept, IdleParker::Wake why);
 
  private:
   enum class State { kActive, kClosing, kLingering, kTunnel, kClosed };
@@ -113,9 +119,11 @@ class DownstreamConnection : public event::Deletable,
   void setReadTimeout(uint32_t ms);
   uint64_t loopTimeMs() const;  // CLOCK_MONOTONIC_COARSE, ms (never steps back)
   static void onTunnelDone(void* arg, const Tunnel::Result& result);
-  // Parking (see the top): makeTransport() builds the transport of `fd` (constructors).
-  void makeTransport(evutil_socket_t fd);
-  int park(IdleParker::Owner* owner);  // the socket given up (this is deleted), or -1
+  // Parking (see the top): makeTransport() builds the transport of `fd` (constructors), over
+  // `io` when given (a parked TLS session), else a new one.
+  void makeTransport(evutil_socket_t fd, std::unique_ptr<event::TransportIo> io = nullptr);
+  // The socket given up (this is deleted; `*kept`: the TLS session), or -1.
+  int park(IdleParker::Owner* owner, std::shared_ptr<void>* kept);
   void markIdle();
 
   int onHead(http::MessageHead& head) override;

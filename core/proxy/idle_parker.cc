@@ -161,14 +161,16 @@ void IdleParker::parkOne(Hook* hook) {
   const uint32_t since = hook->idle_since;
   remove(hook);
   Owner owner;
-  const int fd = callbacks_.park(callbacks_.arg, hook, &owner);  // `hook` is gone unless -1
+  std::shared_ptr<void> kept;
+  const int fd = callbacks_.park(callbacks_.arg, hook, &owner, &kept);  // `hook` is gone
   if (fd < 0) return;
   const int index = fd < kMaxFd ? ownerIndex(owner) : -1;
   epoll_event ev{};
   ev.events = EPOLLIN | EPOLLRDHUP;
   ev.data.fd = fd;
   if (index < 0 || epoll_ctl(epoll_fd_, EPOLL_CTL_ADD, fd, &ev) != 0) {
-    callbacks_.wake(callbacks_.arg, fd, owner, Wake::kReadable);  // cannot keep it: rebuild
+    // Cannot keep it: rebuilt at once.
+    callbacks_.wake(callbacks_.arg, fd, owner, std::move(kept), Wake::kReadable);
     return;
   }
   const auto page = static_cast<size_t>(fd) >> kPageBits;
@@ -178,7 +180,8 @@ void IdleParker::parkOne(Hook* hook) {
   Record& r = p.records[static_cast<size_t>(fd) & (kPageRecords - 1)];
   ++p.count;
   ++owners_[static_cast<size_t>(index)].refs;
-  r.used = 1;
+  r.used = kept != nullptr ? 2 : 1;
+  if (kept != nullptr) kept_[fd] = std::move(kept);
   r.owner = static_cast<uint16_t>(index);
   r.idle_since = since;
   r.next = -1;
@@ -202,10 +205,16 @@ void IdleParker::release(int fd, Wake why) {
   OwnerEntry& entry = owners_[r->owner];
   Owner owner = entry.owner;
   if (--entry.refs == 0) entry.owner = Owner();  // the slot and stats are not held for nothing
+  std::shared_ptr<void> kept;
+  if (r->used == 2) {
+    auto it = kept_.find(fd);
+    kept = std::move(it->second);
+    kept_.erase(it);
+  }
   *r = Record{};
   const auto page = static_cast<size_t>(fd) >> kPageBits;
   if (--pages_[page]->count == 0) pages_[page].reset();
-  callbacks_.wake(callbacks_.arg, fd, owner, why);
+  callbacks_.wake(callbacks_.arg, fd, owner, std::move(kept), why);
 }
 
 void IdleParker::wakeAll(const ListenerSlot* slot) {

@@ -2,8 +2,9 @@
 // DownstreamConnection (transport, buffers, events, parser) is deleted, and what it still needs
 // is a 16-byte record here — indexed by its socket, in pages of 256 records — plus a reference
 // to an Owner (listener slot, stats series, idle timeout) shared by every connection parked from
-// the same listener. The sockets are watched in one epoll set per worker, which the worker's
-// loop watches through a single event. A parked plain connection then costs its record and
+// the same listener, and for a TLS connection what it handed over to be kept (its session:
+// opaque here, see Callbacks::park). The sockets are watched in one epoll set per worker, which the
+// worker's loop watches through a single event. A parked plain connection then costs its record and
 // libevent's per-descriptor entry, well under nginx's idle connection (bench/memory, 5,000 idle
 // connections); unparked it weighs about 1.7 KB.
 //
@@ -30,6 +31,8 @@
 #include <cstdint>
 #include <memory>
 #include <vector>
+
+#include "absl/container/flat_hash_map.h"
 
 namespace sluice::stats {
 struct ListenerStats;
@@ -68,11 +71,14 @@ class IdleParker {
   struct Callbacks {
     void* arg = nullptr;
     // From a tick, for a connection taken off the idle list: give it up — return its socket,
-    // fill `*owner`, and delete the connection (deferred) without closing the socket — or
-    // return -1 to decline (it may add() itself again).
-    int (*park)(void* arg, Hook* hook, Owner* owner) = nullptr;
-    // A parked socket leaves the parker (no longer watched; `fd` is the callee's now).
-    void (*wake)(void* arg, int fd, const Owner& owner, Wake why) = nullptr;
+    // fill `*owner` (and `*kept` with whatever must survive with the socket, e.g. a TLS
+    // session; null for none), and delete the connection (deferred) without closing the
+    // socket — or return -1 to decline (it may add() itself again).
+    int (*park)(void* arg, Hook* hook, Owner* owner, std::shared_ptr<void>* kept) = nullptr;
+    // A parked socket leaves the parker (no longer watched; `fd` and `kept`, as park() gave
+    // it, are the callee's now).
+    void (*wake)(void* arg, int fd, const Owner& owner, std::shared_ptr<void> kept,
+                 Wake why) = nullptr;
   };
 
   // `base`: the worker's event loop.
@@ -100,7 +106,7 @@ class IdleParker {
     int32_t next;
     uint32_t idle_since;
     uint16_t owner;  // index in owners_
-    uint16_t used;
+    uint16_t used;   // 0: free, 1: parked, 2: parked with something in kept_
   };
   struct Page {
     Record records[kPageRecords];
@@ -138,7 +144,8 @@ class IdleParker {
   List idle_;                                 // oldest first
   std::vector<std::unique_ptr<Page>> pages_;  // by fd >> kPageBits; freed when empty
   std::vector<OwnerEntry> owners_;
-  int32_t parked_head_ = -1;  // in parking order
+  absl::flat_hash_map<int, std::shared_ptr<void>> kept_;  // by socket (TLS sessions)
+  int32_t parked_head_ = -1;                              // in parking order
   int32_t parked_tail_ = -1;
   size_t parked_count_ = 0;
   bool armed_ = false;

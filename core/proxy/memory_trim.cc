@@ -2,6 +2,8 @@
 
 #include <malloc.h>
 
+#include <ctime>
+
 namespace sluice::proxy {
 
 MemoryTrim::MemoryTrim(event_base* base) : timer_(evtimer_new(base, &MemoryTrim::onTimer, this)) {}
@@ -21,6 +23,23 @@ void MemoryTrim::onConnectionCount(size_t count) {
   evtimer_add(timer_, &delay);
 }
 
+uint64_t MemoryTrim::nowMs() {
+  timespec ts{};
+  clock_gettime(CLOCK_MONOTONIC_COARSE, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000u + static_cast<uint64_t>(ts.tv_nsec) / 1000000u;
+}
+
+void MemoryTrim::onParked() {
+  if (++parked_ < kMinDrop || timer_ == nullptr) return;
+  if (last_trim_ms_ != 0 && nowMs() - last_trim_ms_ < kParkTrimIntervalMs) return;
+  // Debounced: kDelayMs after the last of a run of parks (re-armed every 64th), so that it runs
+  // once the idle clients have settled.
+  if (armed_ && parked_ % 64 != 0) return;
+  armed_ = true;
+  timeval delay{kDelayMs / 1000, (kDelayMs % 1000) * 1000};
+  evtimer_add(timer_, &delay);
+}
+
 void MemoryTrim::onTimer(evutil_socket_t, short, void* arg) {
   auto* self = static_cast<MemoryTrim*>(arg);
   self->armed_ = false;
@@ -28,6 +47,8 @@ void MemoryTrim::onTimer(evutil_socket_t, short, void* arg) {
   ++self->trims_;
   // The next burst is measured from what is open now.
   self->peak_ = 0;
+  self->parked_ = 0;
+  self->last_trim_ms_ = nowMs();
 }
 
 }  // namespace sluice::proxy

@@ -13,12 +13,17 @@
 // kMinDrop connections, a trim runs kDelayMs later (after the deferred deletes of the last
 // closed connections, and once per burst however it ends). In steady traffic the count never
 // falls that far and nothing runs; a trim costs a few milliseconds on the worker thread, once
-// per burst. Worker thread only.
+// per burst. Parking does the same for the connections' buffers: once kMinDrop connections
+// have been parked since the last trim (their transports freed, in the pages where the burst
+// of them allocated), a trim runs kDelayMs after the parking pauses, at most once per
+// kParkTrimIntervalMs (clients that go idle and come back all the time would otherwise trim
+// every few seconds). Worker thread only.
 #pragma once
 
 #include <event2/event.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace sluice::proxy {
 
@@ -26,6 +31,7 @@ class MemoryTrim {
  public:
   static constexpr size_t kMinDrop = 1024;  // connections: smaller drops are left alone
   static constexpr int kDelayMs = 1000;
+  static constexpr uint32_t kParkTrimIntervalMs = 10000;
 
   // `base`: the worker's event loop, which runs the trim.
   explicit MemoryTrim(event_base* base);
@@ -35,6 +41,8 @@ class MemoryTrim {
 
   // The worker now has `count` downstream connections.
   void onConnectionCount(size_t count);
+  // A connection was parked (IdleParker).
+  void onParked();
   // How many trims ran (for tests).
   size_t trims() const { return trims_; }
 
@@ -42,7 +50,10 @@ class MemoryTrim {
   static void onTimer(evutil_socket_t, short, void* arg);
 
   ::event* timer_;
-  size_t peak_ = 0;  // the most connections since the last trim
+  static uint64_t nowMs();  // CLOCK_MONOTONIC_COARSE
+  size_t peak_ = 0;         // the most connections since the last trim
+  size_t parked_ = 0;       // connections parked since the last trim
+  uint64_t last_trim_ms_ = 0;
   bool armed_ = false;
   size_t trims_ = 0;
 };

@@ -225,6 +225,7 @@ class WorkerRuntime {
   void connectionClosed();
   // Where idle downstream connections wait to give up their buffers (idle_parker.h).
   IdleParker& idleParker() { return parker_; }
+  MemoryTrim& memoryTrim() { return trim_; }
 
   // Graceful drain: stop accepting, close idle connections, let busy ones finish their
   // current response (with Connection: close). `done` runs on this thread once no downstream

@@ -5,6 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <thread>
+
 #include "test/integration/tls_fixture.h"
 
 namespace sluice::test {
@@ -108,6 +111,31 @@ TEST_F(TlsClientCertTest, RequiredVerificationForwardsTheVerifiedCertificate) {
   ASSERT_EQ(fp.size(), 1u);
   EXPECT_EQ(fp[0].size(), 64u);
   EXPECT_NE(fp[0], "00");
+}
+
+// After the connection was parked (idle for over a second, its TLS session kept with the
+// socket), the verified facts still go upstream with each request and spoofed copies are still
+// removed: they are the handshake's, kept with the session.
+TEST_F(TlsClientCertTest, ParkedConnectionStillForwardsTheVerifiedCertificate) {
+  auto gw = start("required");
+  ASSERT_TRUE(gw->ready());
+  RawConnection conn(gw->port(), 5000);
+  ASSERT_TRUE(conn.startTls(withClientCert(client_)).ok);
+  for (const char* path : {"/before", "/after"}) {
+    if (std::string(path) == "/after") std::this_thread::sleep_for(std::chrono::milliseconds(2600));
+    Headers headers = kSpoofed;
+    headers.emplace_back("Host", "a.test");
+    ASSERT_TRUE(conn.send(buildRequest("GET", path, headers, "", 0)));
+    Response r = conn.readResponse();
+    ASSERT_TRUE(r.complete) << path << ": " << r.error;
+    ASSERT_EQ(r.status, 200) << path;
+    EXPECT_EQ(echoHeaderValues(r.body, "X-Client-Cert-Subject"),
+              std::vector<std::string>{"CN=alice,O=sluice tests"})
+        << path;
+    EXPECT_EQ(echoHeaderValues(r.body, "X-Client-Cert-URI"),
+              std::vector<std::string>{"spiffe://sluice.test/alice"})
+        << path;
+  }
 }
 
 TEST_F(TlsClientCertTest, RequiredVerificationRefusesMissingAndUntrustedCertificates) {

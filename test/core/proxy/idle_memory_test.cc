@@ -43,6 +43,24 @@ TEST(MemoryTrim, TrimsOnceAfterABurstCloses) {
   event_base_free(base);
 }
 
+TEST(MemoryTrim, ThousandsParkedTrimOnceThenNotWithinTheInterval) {
+  event_base* base = event_base_new();
+  {
+    MemoryTrim trim(base);
+    for (size_t n = 0; n + 1 < MemoryTrim::kMinDrop; ++n) trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 0u) << "fewer than kMinDrop parked";
+    trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 1u);
+    // As many again right after: not within kParkTrimIntervalMs.
+    for (size_t n = 0; n < 2 * MemoryTrim::kMinDrop; ++n) trim.onParked();
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 1u);
+  }
+  event_base_free(base);
+}
+
 TEST(MemoryTrim, SteadyTrafficAndSmallDropsNeverTrim) {
   event_base* base = event_base_new();
   {
@@ -68,6 +86,7 @@ struct FakeConn : IdleParker::Hook {
   int peer = -1;
   uint32_t idle_timeout_ms = 60000;
   std::shared_ptr<ListenerSlot> slot;
+  std::shared_ptr<void> session;  // what it leaves with its socket (a TLS session)
   bool decline = false;
   bool parked = false;
   int parks = 0;
@@ -81,21 +100,24 @@ struct Fakes {
   std::map<int, FakeConn*> by_fd;
 };
 
-int park(void*, IdleParker::Hook* hook, IdleParker::Owner* owner) {
+int park(void*, IdleParker::Hook* hook, IdleParker::Owner* owner, std::shared_ptr<void>* kept) {
   auto* c = static_cast<FakeConn*>(hook);
   if (c->decline) return -1;
   ++c->parks;
   c->parked = true;
   owner->slot = c->slot;
   owner->idle_timeout_ms = c->idle_timeout_ms;
+  *kept = c->session;
   return c->fd;
 }
 
-void wake(void* arg, int fd, const IdleParker::Owner& owner, IdleParker::Wake why) {
+void wake(void* arg, int fd, const IdleParker::Owner& owner, std::shared_ptr<void> kept,
+          IdleParker::Wake why) {
   FakeConn* c = static_cast<Fakes*>(arg)->by_fd.at(fd);
   EXPECT_TRUE(c->parked);
   EXPECT_EQ(owner.slot, c->slot);
   EXPECT_EQ(owner.idle_timeout_ms, c->idle_timeout_ms);
+  EXPECT_EQ(kept, c->session) << "what park() left is handed back";
   c->parked = false;
   switch (why) {
     case IdleParker::Wake::kReadable:
@@ -218,6 +240,7 @@ TEST_F(IdleParkerTest, WakeAllHandsBackTheSlotsSocketsAndTheDestructorTheRest) {
   auto b = std::make_shared<ListenerSlot>();
   for (size_t i = 0; i < conns_.size(); ++i) {
     conns_[i].slot = i % 2 == 0 ? a : b;
+    if (i % 3 == 0) conns_[i].session = std::make_shared<int>(static_cast<int>(i));
     conns_[i].idle_timeout_ms = 60000 + static_cast<uint32_t>(i % 3);  // several owners
     parker_->add(&conns_[i]);
   }
