@@ -235,33 +235,54 @@ bool WorkerRuntime::handOff(ListenerSlot& slot, int fd, const sockaddr* addr, in
   const uint32_t self = worker_.index();
   const uint32_t to = balancer_->pick(self);
   if (to == self) return false;
-  sockaddr_storage peer{};
-  const auto peer_len =
-      static_cast<socklen_t>(std::min(static_cast<size_t>(len > 0 ? len : 0), sizeof(peer)));
-  std::memcpy(&peer, addr, peer_len);
+  HandedOver h;
+  h.listener = slot.name;
+  h.address = slot.chain->info().config.address;
+  h.fd = fd;
+  h.peer_len =
+      static_cast<socklen_t>(std::min(static_cast<size_t>(len > 0 ? len : 0), sizeof(h.peer)));
+  std::memcpy(&h.peer, addr, h.peer_len);
+  h.from = self;
+  h.origin = &slot;
   slot.chain->info().stats->rebalanced.inc();
-  balancer_->post(to, [name = slot.name, fd, peer, peer_len](WorkerRuntime& rt) {
-    rt.acceptHandedOver(name, fd, peer, peer_len);
-  });
+  balancer_->post(to, [h = std::move(h)](WorkerRuntime& rt) { rt.acceptHandedOver(h); });
   return true;
 }
 
-void WorkerRuntime::acceptHandedOver(const std::string& listener, int fd,
-                                     const sockaddr_storage& addr, socklen_t len) {
+void WorkerRuntime::acceptHandedOver(const HandedOver& h) {
   std::shared_ptr<ListenerSlot> slot;
   for (auto& l : listeners_) {
-    if (l != nullptr && !l->removed && l->name == listener) slot = l;
+    if (l != nullptr && !l->removed && l->name == h.listener && l->chain != nullptr &&
+        l->chain->info().config.address == h.address) {
+      slot = l;
+    }
+  }
+  if (!draining_ && slot != nullptr) {
+    sockaddr_storage peer = h.peer;
+    serve(std::move(slot), h.fd, reinterpret_cast<sockaddr*>(&peer), static_cast<int>(h.peer_len));
+    return;
+  }
+  countChanged(open_connections_);  // drops the reservation pick() made
+  // Not this worker's listener (yet or any more: a reload reaches the workers one after the
+  // other, and a renamed listener keeps its socket) or this worker drains: the worker that
+  // accepted it serves it after all.
+  balancer_->post(h.from, [h](WorkerRuntime& rt) { rt.acceptReturned(h); });
+}
+
+void WorkerRuntime::acceptReturned(const HandedOver& h) {
+  std::shared_ptr<ListenerSlot> slot;
+  for (auto& l : listeners_) {
+    if (l.get() == h.origin && !l->removed) slot = l;
   }
   if (draining_ || slot == nullptr) {
     // Like a connection still in the accept queue when its listener closes.
-    SLUICE_LOG(kDebug, "connection handed over on listener '", listener,
+    SLUICE_LOG(kDebug, "connection handed back on listener '", h.listener,
                "' closed: ", draining_ ? "the worker drains" : "the listener is gone");
-    evutil_closesocket(fd);
-    countChanged(open_connections_);  // drops the reservation pick() made
+    evutil_closesocket(h.fd);
     return;
   }
-  sockaddr_storage peer = addr;
-  serve(std::move(slot), fd, reinterpret_cast<sockaddr*>(&peer), static_cast<int>(len));
+  sockaddr_storage peer = h.peer;
+  serve(std::move(slot), h.fd, reinterpret_cast<sockaddr*>(&peer), static_cast<int>(h.peer_len));
 }
 
 void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* addr, int len) {

@@ -209,11 +209,25 @@ class WorkerRuntime {
 
   // Connection bookkeeping.
   void release(DownstreamConnection* conn);  // deferred delete
-  // Serves a connection another worker accepted on listener `listener` and handed over
-  // (ConnectionBalancer::pick chose this worker); nothing has been read from `fd`. Takes the
-  // fd: closes it when this worker has no such listener (a reload removed it) or drains.
-  void acceptHandedOver(const std::string& listener, int fd, const sockaddr_storage& addr,
-                        socklen_t len);
+  // A connection one worker accepted and hands to another (ConnectionBalancer::pick chose it);
+  // nothing has been read from `fd`.
+  struct HandedOver {
+    std::string listener;  // the accepting worker's slot name and its listener's address:
+    std::string address;   // the target serves it on the slot with both
+    int fd = -1;
+    sockaddr_storage peer{};
+    socklen_t peer_len = 0;
+    uint32_t from = 0;                     // the accepting worker
+    const ListenerSlot* origin = nullptr;  // its slot there (compared, never dereferenced here)
+  };
+  // Serves a handed-over connection on this worker's slot for the same listener, or, when it
+  // has none (a reload has not reached this worker yet or renamed it here already) or drains,
+  // hands it back to `from` (acceptReturned). Takes the fd.
+  void acceptHandedOver(const HandedOver& h);
+  // A connection this worker handed over and got back: served on its original slot, or
+  // closed when that slot is gone or this worker drains (like a connection left in the accept
+  // queue of a closed listener). Takes the fd.
+  void acceptReturned(const HandedOver& h);
   // Registers a connection made outside accept (a parked one rebuilt); returns it.
   DownstreamConnection* adopt(std::unique_ptr<DownstreamConnection> conn);
   // Open downstream connections, parked ones included.
