@@ -154,7 +154,7 @@ class HeaderMap {
   // `len` bytes to the end of the arena; bytesUsed() is where the next byte goes; addStored adds
   // a field whose name and value are the arena's bytes at those offsets.
   void appendBytes(const char* data, size_t len) {
-    if (cap_ - used_ < len) grow(len, nullptr, nullptr);
+    if (cap_ - used_ < len || bytes_ == nullptr) grow(len, nullptr, nullptr);  // no arena yet
     std::memcpy(bytes_ + used_, data, len);
     used_ += len;
   }

@@ -266,6 +266,9 @@ TEST(HeaderMapTest, FieldsStayIntactWhenTheArenaGrowsAndAcrossCopiesMovesAndSwap
   EXPECT_EQ(*copy.get("X-F0"), "changed");
   other.clear();
   EXPECT_EQ(other.size(), 0u);
+  HeaderMap empty;  // no storage yet: even an empty piece gets an arena to copy into
+  empty.appendBytes("", 0);
+  EXPECT_EQ(empty.bytesUsed(), 0u);
   EXPECT_FALSE(other.has(HeaderId::kXForwardedFor));
   EXPECT_EQ(*copy.get(HeaderId::kXForwardedFor), "1.2.3.4");
 }
