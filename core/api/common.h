@@ -30,8 +30,9 @@ extern "C" {
 /* 1.1: sluice_host_api.metrics (plugin metrics).
  * 1.2: filters: SLUICE_FILTER_ERROR, PAUSE from every data hook, timers, post, request context,
  *      attributes, body buffering and replacement, local replies with headers, the upstream
- *      path; config: resolve_path and depends_on_file. */
-#define SLUICE_ABI_MINOR 2u
+ *      path; config: resolve_path and depends_on_file.
+ * 1.3: filters: sluice_filter_plugin.unused_hooks (hooks a config instance never needs). */
+#define SLUICE_ABI_MINOR 3u
 
 /* Name of the one symbol a plugin exports (see SLUICE_PLUGIN_EXPORT in the SDK). */
 #define SLUICE_PLUGIN_ENTRY_SYMBOL "sluice_plugin_entry"

@@ -292,7 +292,22 @@ typedef struct sluice_filter_plugin {
   /* The request ended (completed, reset or failed); always called once per stream_create.
    * Optional. Access log, metrics. */
   void (*on_log)(void* self, const sluice_stream* stream);
+
+  /* ---- ABI 1.3: read only when struct_size covers it (older plugins: NULL). ---- */
+
+  /* Main thread, once per config instance, right after its config_create succeeded: the hooks
+   * of this table that streams through `config` never need, as SLUICE_HOOK_* bits (e.g. a
+   * response hook that does nothing with this config's settings). The host then does not call
+   * them for those streams; other bits are ignored. Optional (NULL = 0: every hook is called). */
+  uint32_t (*unused_hooks)(const void* config);
 } sluice_filter_plugin;
+
+/* Bits of sluice_filter_plugin.unused_hooks (ABI 1.3). */
+#define SLUICE_HOOK_REQUEST_HEADERS (1u << 0)
+#define SLUICE_HOOK_REQUEST_BODY (1u << 1)
+#define SLUICE_HOOK_RESPONSE_HEADERS (1u << 2)
+#define SLUICE_HOOK_RESPONSE_BODY (1u << 3)
+#define SLUICE_HOOK_LOG (1u << 4)
 
 #ifdef __cplusplus
 }

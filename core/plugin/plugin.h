@@ -175,6 +175,10 @@ class Instance {
     std::vector<Hook> fallible;
     if constexpr (std::is_same_v<Hooks, sluice_filter_plugin>) {
       fallible = {Hook::kWorkerCreate, Hook::kStreamCreate, Hook::kStopWithoutReply};
+      // The table is the loader's zero-filled copy: NULL for plugins before ABI 1.3.
+      if (hooks_ != nullptr && hooks_->unused_hooks != nullptr) {
+        unused_hooks_ = hooks_->unused_hooks(config_);
+      }
     } else if constexpr (std::is_same_v<Hooks, sluice_balancer_plugin>) {
       fallible = {Hook::kInstanceCreate};
     } else {
@@ -195,6 +199,9 @@ class Instance {
 
   const Hooks& hooks() const { return *hooks_; }
   void* config() const { return config_; }
+  // Filters: the SLUICE_HOOK_* bits of the hooks streams through this instance never need
+  // (sluice_filter_plugin.unused_hooks, asked once at construction); 0 for other kinds.
+  uint32_t unusedHooks() const { return unused_hooks_; }
   const std::string& name() const { return name_; }
   const Library& library() const { return *library_; }
   // The files its config_create declared (depends_on_file), with their digests then.
@@ -207,6 +214,7 @@ class Instance {
   std::string name_;
   PluginMetrics metrics_;
   std::vector<FileDependency> files_;
+  uint32_t unused_hooks_ = 0;
   stats::Counter hook_errors_[std::size(kHookNames)];
 };
 

@@ -14,7 +14,14 @@
 #include <utility>
 #include <vector>
 
+#include "absl/container/inlined_vector.h"
+
 namespace sluice::proxy {
+
+// The request context filters set: (key, value) in the order keys were first set. The first two
+// entries (api_key_auth's "consumer" and "auth.method", say) live inside the Stream: no
+// allocation for the table itself.
+using RequestContext = absl::InlinedVector<std::pair<std::string, std::string>, 2>;
 
 // Why a request ended the way it did; several may be set. Names (for logs) in responseFlagName.
 enum ResponseFlag : uint32_t {
@@ -89,7 +96,7 @@ struct RequestInfo {
 
   // The request context filters set (key, value), in the order keys were first set; null or
   // empty when none. Owned by the Stream.
-  const std::vector<std::pair<std::string, std::string>>* context = nullptr;
+  const RequestContext* context = nullptr;
 
   void setFlag(ResponseFlag f) { flags |= f; }
   bool hasFlag(ResponseFlag f) const { return (flags & f) != 0; }

@@ -41,15 +41,18 @@ WorkerFilterChain::WorkerFilterChain(std::shared_ptr<const ListenerInfo> info,
   entries_.resize(instances_.size());
   for (size_t i = 0; i < entries_.size(); ++i) {
     const sluice_filter_plugin& hooks = info_->filters[i]->hooks();
+    // Hooks this config instance said it never needs (ABI 1.3) are left out like absent ones.
+    const uint32_t unused = info_->filters[i]->unusedHooks();
+    auto keep = [unused](auto fn, uint32_t bit) { return (unused & bit) != 0 ? nullptr : fn; };
     Entry& e = entries_[i];
     e.worker = instances_[i]->worker;
     e.stream_create = hooks.stream_create;
     e.stream_destroy = hooks.stream_destroy;
-    e.headers[0] = hooks.on_request_headers;
-    e.headers[1] = hooks.on_response_headers;
-    e.body[0] = hooks.on_request_body;
-    e.body[1] = hooks.on_response_body;
-    e.on_log = hooks.on_log;
+    e.headers[0] = keep(hooks.on_request_headers, SLUICE_HOOK_REQUEST_HEADERS);
+    e.headers[1] = keep(hooks.on_response_headers, SLUICE_HOOK_RESPONSE_HEADERS);
+    e.body[0] = keep(hooks.on_request_body, SLUICE_HOOK_REQUEST_BODY);
+    e.body[1] = keep(hooks.on_response_body, SLUICE_HOOK_RESPONSE_BODY);
+    e.on_log = keep(hooks.on_log, SLUICE_HOOK_LOG);
     for (int d = 0; d < 2; ++d) body_hooks_[d] += e.body[d] != nullptr ? 1 : 0;
   }
 }

@@ -201,7 +201,7 @@ class Stream : public event::Deletable,
   FilterManager fm_;                          // runs the request's chain (chain_->forRoute())
   sluice_stream_ref ref_ = 0;                 // in runtime_.streams() while registered
   bool ended_ = false;                        // on_log ran: no new reference
-  std::vector<std::pair<std::string, std::string>> context_;  // the request context
+  RequestContext context_;                    // the request context
 
   // Routing, done before the filters run (by path, which filters cannot change).
   std::shared_ptr<const RouteTable> route_table_;  // keeps route_result_.route valid

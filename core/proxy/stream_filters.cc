@@ -166,7 +166,6 @@ int Stream::contextSet(std::string_view key, std::string_view value) {
     }
   }
   if (context_.size() >= kMaxContextKeys) return -1;
-  if (context_.empty()) context_.reserve(4);  // consumer, auth.method, ...: one allocation
   // Both strings built in place from the views (no temporaries moved into the pair).
   context_.emplace_back(std::piecewise_construct, std::forward_as_tuple(key),
                         std::forward_as_tuple(value));

@@ -85,6 +85,10 @@ struct RateLimitConfig {
   std::shared_ptr<GcraTable> table;
   sdk::Counter admitted, limited, missing;
 
+  // The hooks its streams never need (ABI 1.3): the response hook only adds the RateLimit
+  // headers on admitted responses, so without headers_on_success it is left out.
+  uint32_t unusedHooks() const { return headers_on_success ? 0 : SLUICE_HOOK_RESPONSE_HEADERS; }
+
   // The request's key (parts length-prefixed, so no two part lists collide), or false when a
   // part is absent.
   bool keyOf(const sdk::Stream& stream, std::string* out) const;

@@ -2,6 +2,7 @@
 
 #include <array>
 #include <cstring>
+#include <random>
 
 namespace sluice::filters {
 
@@ -64,13 +65,34 @@ std::string formatUuidV4(uint64_t high, uint64_t low) {
   return out;
 }
 
-RequestIdWorker::RequestIdWorker(const RequestIdConfig& config, uint32_t worker_index) {
-  std::random_device device;
-  std::array<uint32_t, 8> seed{};
-  for (uint32_t& s : seed) s = device();
-  std::seed_seq sequence(seed.begin(), seed.end());
-  rng_.seed(sequence);
+Xoshiro256::Xoshiro256(const uint64_t (&seed)[4]) {
+  std::memcpy(s_, seed, sizeof(s_));
+  if ((s_[0] | s_[1] | s_[2] | s_[3]) == 0) {  // the state it could never leave: a dense one
+    s_[0] = 0x9e3779b97f4a7c15ull;
+    s_[1] = 0xbf58476d1ce4e5b9ull;
+    s_[2] = 0x94d049bb133111ebull;
+    s_[3] = 0x2545f4914f6cdd1dull;
+  }
 }
+
+namespace {
+
+uint64_t randomWord(std::random_device& device) {
+  return (static_cast<uint64_t>(device()) << 32) | device();
+}
+
+// 256 bits from std::random_device for one worker's generator.
+Xoshiro256 seededGenerator() {
+  std::random_device device;
+  const uint64_t seed[4] = {randomWord(device), randomWord(device), randomWord(device),
+                            randomWord(device)};
+  return Xoshiro256(seed);
+}
+
+}  // namespace
+
+RequestIdWorker::RequestIdWorker(const RequestIdConfig& config, uint32_t worker_index)
+    : rng_(seededGenerator()) {}
 
 sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
   bool absent = false;  // known to be absent: the id is appended, no field to replace

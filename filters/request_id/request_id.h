@@ -3,7 +3,7 @@
 //
 // An incoming id is kept when `trust_incoming` is on and it is valid (1..200 visible ASCII
 // characters, 0x21..0x7E, in exactly one field); otherwise it is replaced by a random UUIDv4
-// from a per-worker generator seeded from std::random_device.
+// from a per-worker generator (xoshiro256**) seeded from std::random_device.
 //
 // YAML:
 //   filters:
@@ -15,7 +15,6 @@
 #pragma once
 
 #include <cstdint>
-#include <random>
 #include <string>
 #include <string_view>
 
@@ -42,6 +41,30 @@ std::string formatUuidV4(uint64_t high, uint64_t low);
 constexpr size_t kUuidLength = 36;
 void formatUuidV4(uint64_t high, uint64_t low, char* out);
 
+// xoshiro256** (Blackman and Vigna, 2018): 256 bits of state, 64 bits per call in a few
+// instructions. Not a cryptographic generator (neither was the mt19937_64 before it): request ids
+// need to be unique, not secret.
+class Xoshiro256 {
+ public:
+  // `seed`: any 256 bits; all zero (the one state the generator cannot leave) is replaced.
+  explicit Xoshiro256(const uint64_t (&seed)[4]);
+  uint64_t operator()() {
+    const uint64_t result = rotl(s_[1] * 5, 7) * 9;
+    const uint64_t t = s_[1] << 17;
+    s_[2] ^= s_[0];
+    s_[3] ^= s_[1];
+    s_[1] ^= s_[2];
+    s_[0] ^= s_[3];
+    s_[2] ^= t;
+    s_[3] = rotl(s_[3], 45);
+    return result;
+  }
+
+ private:
+  static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+  uint64_t s_[4];
+};
+
 // Per-worker state: the generator. Worker thread only.
 class RequestIdWorker {
  public:
@@ -54,7 +77,7 @@ class RequestIdWorker {
   }
 
  private:
-  std::mt19937_64 rng_;
+  Xoshiro256 rng_;
 };
 
 // Per request.

@@ -68,6 +68,31 @@ struct FilterPlugin {
       !std::is_same_v<decltype(&FilterT::onResponseBody), decltype(&Filter::onResponseBody)>;
   static constexpr bool kLog = !std::is_same_v<decltype(&FilterT::onLog), decltype(&Filter::onLog)>;
 
+  // A config class with `uint32_t unusedHooks() const` (SLUICE_HOOK_* bits) tells the host,
+  // per config instance, which hooks its streams never need (ABI 1.3).
+  template <typename C, typename = void>
+  struct HasUnusedHooks : std::false_type {};
+  template <typename C>
+  struct HasUnusedHooks<C, std::void_t<decltype(std::declval<const C&>().unusedHooks())>>
+      : std::true_type {};
+  template <typename C>
+  static uint32_t unusedHooks(const void* config) noexcept {
+    const auto& c = *static_cast<const ConfigHolder<C>*>(config);
+    try {
+      return static_cast<uint32_t>(c.config.unusedHooks());
+    } catch (...) {
+      logException(c.host, "unusedHooks");
+      return 0;
+    }
+  }
+  static constexpr uint32_t (*unusedHooksHook())(const void*) {
+    if constexpr (HasUnusedHooks<ConfigT>::value) {
+      return &unusedHooks<ConfigT>;
+    } else {
+      return nullptr;
+    }
+  }
+
   static void* workerCreate(void* config, uint32_t index) noexcept {
     const Config& c = *static_cast<const Config*>(config);
     try {
@@ -203,6 +228,7 @@ struct FilterPlugin {
       kResponseHeaders ? &responseHeaders : nullptr,
       kResponseBody ? &responseBody : nullptr,
       kLog ? &log : nullptr,
+      unusedHooksHook(),
   };
 };
 

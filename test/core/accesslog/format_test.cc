@@ -202,8 +202,7 @@ TEST(FormatText, ContextKeysAndTheirAbsentForm) {
   std::string error;
   ASSERT_TRUE(Format::parse("%{status} %{ctx.consumer} %{ctx.jwt.sub} %{ctx.none}", &f, &error))
       << error;
-  std::vector<std::pair<std::string, std::string>> ctx = {{"consumer", "alice \"a\""},
-                                                          {"jwt.sub", "u-1"}};
+  proxy::RequestContext ctx = {{"consumer", "alice \"a\""}, {"jwt.sub", "u-1"}};
   proxy::RequestInfo info = sample();
   info.context = &ctx;
   std::string out;
@@ -226,7 +225,7 @@ TEST(FormatParse, InvalidContextKeysAreErrors) {
 
 TEST(FormatJson, TheContextIsAnObjectOfStrings) {
   Format f;
-  std::vector<std::pair<std::string, std::string>> ctx = {
+  proxy::RequestContext ctx = {
       {"consumer", "alice"}, {"auth.method", "jwt"}, {"jwt.x", "\"},\n\xff"}};
   proxy::RequestInfo info = sample();
   info.context = &ctx;

@@ -338,7 +338,7 @@ bool referenceFieldValue(const std::string& s) {
 
 TEST(HeaderMapTest, FieldValueCheckMatchesTheRuleForEveryByteAtEveryPosition) {
   for (int b = 0; b < 256; ++b) {
-    for (size_t len : {1u, 3u, 8u, 9u, 17u, 24u}) {
+    for (size_t len : {1u, 3u, 8u, 9u, 15u, 16u, 17u, 24u, 31u, 32u, 33u, 36u, 47u}) {
       for (size_t pos = 0; pos < len; ++pos) {
         std::string s(len, 'a');
         s[pos] = static_cast<char>(b);
@@ -350,6 +350,9 @@ TEST(HeaderMapTest, FieldValueCheckMatchesTheRuleForEveryByteAtEveryPosition) {
   EXPECT_TRUE(isFieldValue(""));
   EXPECT_TRUE(isFieldValue("\x80\xff obs-text \x7e"));
   EXPECT_FALSE(isFieldValue(std::string(40, 'a') + "\x7f" + std::string(3, 'b')));
+  // HTAB next to a refused byte in the same 16-byte block, and tabs alone.
+  EXPECT_FALSE(isFieldValue("abc\tdefgh\x01ijklmnopq"));
+  EXPECT_TRUE(isFieldValue("a\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\t\tb"));
 }
 
 TEST(HeaderMapTest, TokenCheckMatchesTheRuleForEveryByteAtEveryPosition) {

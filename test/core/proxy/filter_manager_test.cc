@@ -32,6 +32,7 @@ struct Script {
   bool fail_stream_create = false;
   bool timer_in_req_headers = false;  // arm a 1 ms timer that resumes
   int body_pauses = 0;
+  uint32_t unused_hooks = 0;  // what sluice_filter_plugin.unused_hooks answers (ABI 1.3)
 };
 
 std::vector<std::string>* g_log = nullptr;
@@ -106,6 +107,10 @@ sluice_filter_status respBody(void* self, sluice_stream*, const char* data, size
 
 void onLog(void* self, const sluice_stream*) { record(*static_cast<Script*>(self), "log"); }
 
+uint32_t unusedHooks(const void* config) {
+  return static_cast<const Script*>(config)->unused_hooks;
+}
+
 sluice_filter_plugin hooksTable(bool with_body = true, bool with_stream = true) {
   sluice_filter_plugin h{};
   h.struct_size = sizeof(h);
@@ -122,6 +127,7 @@ sluice_filter_plugin hooksTable(bool with_body = true, bool with_stream = true) 
     h.on_response_body = &respBody;
   }
   h.on_log = &onLog;
+  h.unused_hooks = &unusedHooks;
   return h;
 }
 
@@ -252,6 +258,24 @@ TEST_F(FilterManagerTest, ContinueRunsEveryFilterInChainOrderThenReverseOrder) {
   fm_->log();
   fm_->destroyFilters();
   EXPECT_EQ(take(), (V{"0:log", "1:log", "2:log", "0:destroy", "1:destroy", "2:destroy"}));
+}
+
+// ABI 1.3: the hooks a config instance calls unused are never called for its streams; the
+// other instances of the same plugin keep theirs.
+TEST_F(FilterManagerTest, HooksAConfigInstanceCallsUnusedAreNotCalled) {
+  build(3);
+  scripts_[0].unused_hooks = SLUICE_HOOK_RESPONSE_HEADERS | SLUICE_HOOK_LOG;
+  scripts_[2].unused_hooks = SLUICE_HOOK_REQUEST_HEADERS | SLUICE_HOOK_REQUEST_BODY;
+  ASSERT_TRUE(start(hooksTable()));
+  fm_->decodeHeaders(false);
+  fm_->decodeData("ab", 2, true);
+  EXPECT_EQ(take(), (V{"0:req_headers", "1:req_headers", "upstream:headers", "0:req_body:ab:end",
+                       "1:req_body:ab:end", "upstream:ab:end"}));
+  fm_->encodeHeaders(true, false);
+  EXPECT_EQ(take(), (V{"2:resp_headers:end", "1:resp_headers:end", "downstream:headers"}));
+  fm_->log();
+  fm_->destroyFilters();
+  EXPECT_EQ(take(), (V{"1:log", "2:log", "0:destroy", "1:destroy", "2:destroy"}));
 }
 
 TEST_F(FilterManagerTest, NullBodyHooksAreContinueAndABodylessMessageSkipsBodyHooks) {

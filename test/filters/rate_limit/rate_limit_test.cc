@@ -164,6 +164,19 @@ TEST(RateLimitTest, HeadersOnSuccess) {
   EXPECT_TRUE(q.values(SLUICE_HEADERS_RESPONSE, "RateLimit").empty());
 }
 
+// ABI 1.3: without headers_on_success the response hook does nothing, so the config instance
+// tells the host to leave it out; with it, every hook is kept.
+TEST(RateLimitTest, ResponseHookUnusedWithoutHeadersOnSuccess) {
+  const auto* hooks = static_cast<const sluice_filter_plugin*>(sluice_plugin_entry()->hooks);
+  ASSERT_NE(hooks->unused_hooks, nullptr);
+  FilterHarness loud(sluice_plugin_entry(), "rate: 100\nper: minute\nheaders_on_success: true\n");
+  ASSERT_TRUE(loud.configured()) << loud.error();
+  EXPECT_EQ(hooks->unused_hooks(loud.config()), 0u);
+  FilterHarness quiet(sluice_plugin_entry(), "rate: 100\nper: minute\n");
+  ASSERT_TRUE(quiet.configured()) << quiet.error();
+  EXPECT_EQ(hooks->unused_hooks(quiet.config()), SLUICE_HOOK_RESPONSE_HEADERS);
+}
+
 TEST(RateLimitTest, PolicyWindowForFractionalRates) {
   struct Case {
     const char* yaml;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <regex>
+#include <set>
 #include <string>
 
 #include "test/filters/testing/filter_harness.h"
@@ -119,6 +120,36 @@ TEST(RequestIdTest, FormatsUuidV4Bits) {
   EXPECT_EQ(formatUuidV4(~0ull, ~0ull), "ffffffff-ffff-4fff-bfff-ffffffffffff");
   EXPECT_EQ(formatUuidV4(0x0123456789abcdefull, 0xfedcba9876543210ull),
             "01234567-89ab-4def-bedc-ba9876543210");
+}
+
+// The published xoshiro256** sequence from the state {1, 2, 3, 4}.
+TEST(RequestIdTest, GeneratorIsXoshiro256StarStar) {
+  Xoshiro256 rng({1, 2, 3, 4});
+  EXPECT_EQ(rng(), 11520u);
+  EXPECT_EQ(rng(), 0u);
+  EXPECT_EQ(rng(), 1509978240u);
+  EXPECT_EQ(rng(), 1215971899390074240u);
+}
+
+TEST(RequestIdTest, GeneratorLeavesAnAllZeroSeed) {
+  Xoshiro256 rng({0, 0, 0, 0});
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 1000; ++i) seen.insert(rng());
+  EXPECT_EQ(seen.size(), 1000u);
+}
+
+TEST(RequestIdTest, IdsDoNotRepeat) {
+  FilterHarness h(sluice_plugin_entry(), "");
+  ASSERT_TRUE(h.configured()) << h.error();
+  std::set<std::string> ids;
+  for (int i = 0; i < 2000; ++i) {
+    FakeStream s;
+    ASSERT_EQ(h.requestHeaders(s), SLUICE_FILTER_CONTINUE);
+    ASSERT_EQ(requestIds(s).size(), 1u);
+    ASSERT_TRUE(std::regex_match(requestIds(s)[0], kUuidV4)) << requestIds(s)[0];
+    ids.insert(requestIds(s)[0]);
+  }
+  EXPECT_EQ(ids.size(), 2000u);
 }
 
 }  // namespace
