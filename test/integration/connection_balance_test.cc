@@ -15,6 +15,7 @@
 
 #include "test/harness/harness.h"
 #include "test/integration/gateway.h"
+#include "test/integration/resilience_util.h"
 
 namespace sluice::test {
 namespace {
@@ -40,14 +41,12 @@ clusters:
     endpoints: [${BACKEND}]
 )";
 
-// The value of the sample `name` in a scrape as a number; -1 when absent.
+// The value of sample `name` as a whole number (-1 when absent).
 long sampleValue(const std::string& text, const std::string& name) {
-  size_t at = ("\n" + text).find("\n" + name + " ");
-  if (at == std::string::npos) return -1;
-  return std::strtol(text.c_str() + at + name.size() + 1, nullptr, 10);
+  return static_cast<long>(metricValue(text, name));
 }
 
-std::string scrape(int admin_port) { return httpGet(admin_port, "/stats/prometheus").body; }
+std::string scrape(int admin_port) { return scrapeMetrics(admin_port); }
 
 class ConnectionBalanceTest : public ::testing::Test {
  protected:
