@@ -122,9 +122,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   if (n > 1) {
     balancer_ = std::make_unique<proxy::ConnectionBalancer>(
         n, [this](uint32_t i, std::function<void(proxy::WorkerRuntime&)> fn) {
-          workers_[i]->post([this, i, fn = std::move(fn)] {
-            if (runtimes_[i] != nullptr) fn(*runtimes_[i]);
-          });
+          postTo(i, std::move(fn));
         });
   }
   // Every thread of ours writes its metrics into its own store (no contention, no RMW).
@@ -169,10 +167,14 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
 void Server::postAll(std::function<void(proxy::WorkerRuntime&)> fn) {
   auto shared = std::make_shared<std::function<void(proxy::WorkerRuntime&)>>(std::move(fn));
   for (size_t i = 0; i < workers_.size(); ++i) {
-    workers_[i]->post([this, i, shared] {
-      if (runtimes_[i] != nullptr) (*shared)(*runtimes_[i]);
-    });
+    postTo(i, [shared](proxy::WorkerRuntime& rt) { (*shared)(rt); });
   }
+}
+
+void Server::postTo(size_t i, std::function<void(proxy::WorkerRuntime&)> fn) {
+  workers_[i]->post([this, i, fn = std::move(fn)] {
+    if (runtimes_[i] != nullptr) fn(*runtimes_[i]);
+  });
 }
 
 void Server::startDiscovery(size_t i) {

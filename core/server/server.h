@@ -95,6 +95,8 @@ class Server {
   void beginDrain(const char* why, bool exit);
   void workerDrained();
   void postAll(std::function<void(proxy::WorkerRuntime&)> fn);
+  // Runs `fn` on worker `i` with its runtime (not at all once the runtime is gone).
+  void postTo(size_t i, std::function<void(proxy::WorkerRuntime&)> fn);
   void applyToWorkers(const std::map<std::string, std::vector<int>>& new_fds,
                       const std::map<std::string, std::string>& keep, uint64_t started_us);
   std::map<std::string, std::string> keptSockets(const Built& next) const;
