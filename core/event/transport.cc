@@ -19,11 +19,12 @@ namespace {
 // body: one 16 KiB buffer, as HAProxy's). A read that fills what it asked for doubles the next
 // one, up to kMaxReadSize, so a body that arrives faster than it is read (an upload, a download
 // from a fast backend) takes half the reads, readiness events and writes; a short read goes
-// back to kReadSize. 32 KiB, not more (measured with bench/bodies, docs/benchmarks.md): the
-// buffer libevent allocates for a read stays under glibc's 128 KiB trim threshold (64 KiB and
-// 128 KiB reads cost ~9,000 page faults per GiB as freed chains went back to the kernel, and
-// more cache misses: uploads took 25% more CPU with 64 KiB reads), and the read that takes a
-// stalled client's unsent bytes past the 256 KiB high watermark adds at most 32 KiB.
+// back to kReadSize. 32 KiB, not more (measured with bench/bodies,
+// docs/benchmarks/bodies.md): the buffer libevent allocates for a read stays under glibc's
+// 128 KiB trim threshold (64 KiB and 128 KiB reads cost ~9,000 page faults per GiB as freed chains
+// went back to the kernel, and more cache misses: uploads took 25% more CPU with 64 KiB reads), and
+// the read that takes a stalled client's unsent bytes past the 256 KiB high watermark adds at most
+// 32 KiB.
 constexpr size_t kReadSize = 16 * 1024;
 constexpr size_t kMaxReadSize = 32 * 1024;
 // Reads of at most this much go into a chain of 1 KiB (libevent's smallest, with its header).

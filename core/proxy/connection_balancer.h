@@ -3,11 +3,12 @@
 // Each worker accepts from a listening socket of its own (SO_REUSEPORT, core/server/listen.h),
 // and the kernel picks the socket by a hash of the client's address and port: it spreads a
 // large number of connections evenly, but a few dozen long-lived ones land 31/19 or 34/16 as
-// often as 25/25 (50 connections to two sockets, measured: docs/benchmarks.md). The busier
-// worker then serves more than its share while the other idles, and its clients wait. With
-// `exact`, a worker that holds more than kSlack connections over the least loaded worker hands
-// a connection it has just accepted (nothing read yet) to that worker — Envoy's exact_balance,
-// HAProxy's thread balancing on accept — so the spread stays within kSlack + 1.
+// often as 25/25 (50 connections to two sockets, measured:
+// docs/benchmarks/instructions.md). The busier worker then serves more than its share while the
+// other idles, and its clients wait. With `exact`, a worker that holds more than kSlack connections
+// over the least loaded worker hands a connection it has just accepted (nothing read yet) to that
+// worker — Envoy's exact_balance, HAProxy's thread balancing on accept — so the spread stays within
+// kSlack + 1.
 #pragma once
 
 #include <atomic>
