@@ -484,6 +484,43 @@ void HeaderMap::grow(size_t need, std::string_view* a, std::string_view* b) {
   cap_ = cap;
 }
 
+void HeaderMap::copyInFields(size_t first) {
+  const size_t n = fields_.size();
+  if (first >= n) return;
+  const char* lo = fields_[first].name.data();
+  const HeaderField& last = fields_[n - 1];
+  const char* hi =
+      std::max(last.value.data() + last.value.size(), last.name.data() + last.name.size());
+  const auto span = static_cast<size_t>(hi - lo);
+  if (span <= cap_ - used_ && bytes_ != nullptr) {
+    // The span from the first name to the last value, separators included, in one copy, when
+    // the arena has room for it as it is; the arena only grows for names and values (below).
+    char* to = bytes_ + used_;
+    std::memcpy(to, lo, span);
+    used_ += span;
+    for (size_t i = first; i < n; ++i) {
+      HeaderField& f = fields_[i];
+      f.name = std::string_view(to + (f.name.data() - lo), f.name.size());
+      f.value = std::string_view(to + (f.value.data() - lo), f.value.size());
+    }
+    return;
+  }
+  size_t payload = 0;
+  for (size_t i = first; i < n; ++i) payload += fields_[i].name.size() + fields_[i].value.size();
+  if (cap_ - used_ < payload || bytes_ == nullptr) grow(payload, nullptr, nullptr);
+  char* to = bytes_ + used_;
+  for (size_t i = first; i < n; ++i) {
+    HeaderField& f = fields_[i];
+    if (!f.name.empty()) std::memcpy(to, f.name.data(), f.name.size());
+    f.name = std::string_view(to, f.name.size());
+    to += f.name.size();
+    if (!f.value.empty()) std::memcpy(to, f.value.data(), f.value.size());
+    f.value = std::string_view(to, f.value.size());
+    to += f.value.size();
+  }
+  used_ += payload;
+}
+
 bool HeaderMap::named(const HeaderField& f, HeaderId id, std::string_view name) {
   return id != HeaderId::kOther ? f.id == id
                                 : f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name);

@@ -59,6 +59,9 @@ Parser::Result Parser::execute(const char* data, size_t len, size_t* consumed) {
     pause_requested_ = false;
     exec_begin_ = data + done;
     llhttp_errno_t err = llhttp_execute(&parser_, data + done, len - done);
+    // The input is only borrowed for the call: what the head holds of it goes into its arena.
+    flushFields();
+    storePartialField();
     const char* pos = err == HPE_OK ? data + len : llhttp_get_error_pos(&parser_);
     if (pos == nullptr || pos < data + done) pos = data + done;
     for (const char* c = pos; c-- > data + done;) {
@@ -106,6 +109,7 @@ void Parser::resume() {
 
 int Parser::onMessageBegin(llhttp_t* p) {
   Parser* s = self(p);
+  s->input_first_ = kNoInputFields;  // (flushed when the previous head completed)
   s->head_.clear();
   // Room for the fields up front instead of the vector's regrowth per header; a spare vector
   // of this thread when there is one (the head is handed over to its stream, so capacity does
@@ -175,21 +179,49 @@ inline void Parser::noteField(HeaderId id) {
   }
 }
 
-// A field's name and then its value are copied into the head's arena piece by piece
-// (field_begin_, value_begin_: where they start); the field is added when its value completes.
+void Parser::storePart(Part& part) {
+  if (part.stored) return;
+  flushFields();  // the arena's bytes stay in field order
+  part.offset = head_.headers.bytesUsed();
+  head_.headers.appendBytes(part.ptr, part.len);
+  part.stored = true;
+}
+
+void Parser::continuePart(Part& part, const char* at, size_t len) {
+  storePart(part);                     // (after the name, when this is the value)
+  head_.headers.appendBytes(at, len);  // right after the part: nothing else was added since
+  part.len += len;
+}
+
+void Parser::storePartialField() {
+  if (header_state_ == HeaderState::kField) {
+    storePart(name_);
+  } else if (header_state_ == HeaderState::kValue) {
+    storePart(name_);
+    storePart(value_);
+  }
+}
+
+// A field's name and then its value are noted where llhttp hands them over (the input, or the
+// arena when they span buffers); the field is added when its value completes.
 int Parser::onHeaderField(llhttp_t* p, const char* at, size_t len) {
   Parser* s = self(p);
   if (!s->addHeaderBytes(len)) return -1;
-  HeaderMap& headers = s->head_.headers;
   if (s->header_state_ != HeaderState::kField) {
-    if (s->limits_.max_header_count != 0 && headers.size() >= s->limits_.max_header_count) {
+    if (s->limits_.max_header_count != 0 &&
+        s->head_.headers.size() >= s->limits_.max_header_count) {
       return s->failHeaderLimit("more header fields than limits.max_header_count",
                                 "more header fields than max_response_header_count");
     }
-    s->field_begin_ = headers.bytesUsed();
+    s->name_.ptr = at;
+    s->name_.len = len;
+    s->name_.stored = false;
     s->header_state_ = HeaderState::kField;
+  } else if (!s->name_.stored && s->name_.ptr + s->name_.len == at) {
+    s->name_.len += len;
+  } else {
+    s->continuePart(s->name_, at, len);
   }
-  headers.appendBytes(at, len);
   return 0;
 }
 
@@ -207,12 +239,16 @@ int Parser::onHeaderValue(llhttp_t* p, const char* at, size_t len) {
   char before = b > s->exec_begin_ ? b[-1] : s->prev_last_byte_;
   if (before == '\n') return s->failSyntax("obsolete line folding (obs-fold)");
   if (!s->addHeaderBytes(len)) return -1;
-  HeaderMap& headers = s->head_.headers;
   if (s->header_state_ == HeaderState::kField) {
-    s->value_begin_ = headers.bytesUsed();
+    s->value_.ptr = at;
+    s->value_.len = len;
+    s->value_.stored = false;
     s->header_state_ = HeaderState::kValue;
+  } else if (!s->value_.stored && s->value_.ptr + s->value_.len == at) {
+    s->value_.len += len;
+  } else {
+    s->continuePart(s->value_, at, len);
   }
-  headers.appendBytes(at, len);
   return 0;
 }
 
@@ -221,21 +257,40 @@ int Parser::onHeaderValueComplete(llhttp_t* p) {
   if (s->header_state_ != HeaderState::kField && s->header_state_ != HeaderState::kValue) {
     return s->failSyntax("empty header field name");
   }
-  HeaderMap& headers = s->head_.headers;
-  const size_t end = headers.bytesUsed();
-  if (s->header_state_ == HeaderState::kField) s->value_begin_ = end;  // an empty value
-  s->header_state_ = HeaderState::kValueDone;
   // llhttp (strict) has checked tchar names and field-value characters (no CTLs but HTAB,
   // no DEL); the one thing it lets through is an empty name.
-  const std::string_view name =
-      headers.storedBytes(s->field_begin_, s->value_begin_ - s->field_begin_);
-  if (name.empty()) return s->failSyntax("empty header field name");
-  std::string_view value = headers.storedBytes(s->value_begin_, end - s->value_begin_);
+  if (s->name_.len == 0) return s->failSyntax("empty header field name");
+  const bool has_value = s->header_state_ == HeaderState::kValue;
+  s->header_state_ = HeaderState::kValueDone;
+  if (s->name_.stored || (has_value && s->value_.stored)) return s->addStoredField(has_value);
+  // The usual field: name and value in the input, added as views of it (flushFields copies).
+  const std::string_view name(s->name_.ptr, s->name_.len);
+  std::string_view value = has_value ? std::string_view(s->value_.ptr, s->value_.len)
+                                     : std::string_view(s->name_.ptr + s->name_.len, 0);
   while (!value.empty() && isOws(value.front())) value.remove_prefix(1);
   while (!value.empty() && isOws(value.back())) value.remove_suffix(1);
   const HeaderId id = headerId(name);
+  HeaderMap& headers = s->head_.headers;
+  if (s->input_first_ == kNoInputFields) s->input_first_ = headers.size();
   headers.addStored(id, name, value);
   s->noteField(id);
+  return 0;
+}
+
+int Parser::addStoredField(bool has_value) {
+  // The field began in an earlier buffer: all of it into the arena (no input fields since).
+  storePart(name_);
+  std::string_view value;
+  if (has_value) {
+    storePart(value_);
+    value = head_.headers.storedBytes(value_.offset, value_.len);
+  }
+  while (!value.empty() && isOws(value.front())) value.remove_prefix(1);
+  while (!value.empty() && isOws(value.back())) value.remove_suffix(1);
+  const std::string_view name = head_.headers.storedBytes(name_.offset, name_.len);
+  const HeaderId id = headerId(name);
+  head_.headers.addStored(id, name, value);
+  noteField(id);
   return 0;
 }
 
@@ -319,6 +374,7 @@ int Parser::checkFraming(const FieldFacts& facts) {
 
 int Parser::onHeadersComplete(llhttp_t* p) {
   Parser* s = self(p);
+  s->flushFields();  // every field into the arena before the head is read
   const FieldFacts& facts = s->facts_;
   if (s->checkHead(facts) != 0 || s->checkFraming(facts) != 0) return -1;
   if (s->type_ == Type::kResponse) {

@@ -134,8 +134,34 @@ class Parser {
   bool pause_requested_ = false;  // onMessageComplete asked for the pause now in effect
   // Header accumulation state: a field or value may arrive in several pieces.
   enum class HeaderState { kNone, kField, kValue, kValueDone } header_state_ = HeaderState::kNone;
-  size_t field_begin_ = 0;  // arena offset of the field being parsed, and of its value
-  size_t value_begin_ = 0;
+  // The name and the value being parsed: in the input buffer (ptr, len) while they come in one
+  // piece each, the usual case; in the arena (offset, len) once they continue in another
+  // buffer. A field of the buffer being parsed is added as a view of it; those fields (from
+  // input_first_ on) are copied into the arena at once by flushFields(), at the end of each
+  // execute() and when the head completes.
+  struct Part {
+    const char* ptr = nullptr;  // in the input, unless stored
+    size_t offset = 0;          // in the arena, when stored
+    size_t len = 0;
+    bool stored = false;
+  };
+  Part name_;
+  Part value_;
+  static constexpr size_t kNoInputFields = ~size_t{0};
+  size_t input_first_ = kNoInputFields;
+  void flushFields() {
+    if (input_first_ == kNoInputFields) return;
+    head_.headers.copyInFields(input_first_);
+    input_first_ = kNoInputFields;
+  }
+  // A piece continuing `part` that does not follow it in the input, or comes in a later buffer.
+  [[gnu::noinline]] void continuePart(Part& part, const char* at, size_t len);
+  // Copies `part` into the arena (the input it views is about to go).
+  void storePart(Part& part);
+  // At the end of execute(): the field in progress, if any, into the arena.
+  void storePartialField();
+  // onHeaderValueComplete for a field some of which is stored (see Part).
+  [[gnu::noinline]] int addStoredField(bool has_value);
   FieldFacts facts_;
   size_t header_bytes_ = 0;
   uint64_t body_bytes_ = 0;

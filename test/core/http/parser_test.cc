@@ -377,3 +377,48 @@ TEST(ParserTest, TruncatedContentLengthBodyIsAnErrorAtClose) {
 
 }  // namespace
 }  // namespace sluice::http
+
+namespace sluice::http {
+namespace {
+
+// The fields of a buffer are views of it until the parser copies them into the head's arena
+// (at the end of each execute and when the head completes): split anywhere, into buffers
+// scribbled over once parsed, two pipelined heads keep every name and value.
+TEST(ParserTest, FieldsSurviveTheirInputAtEverySplitPoint) {
+  const std::string wire =
+      "GET /a HTTP/1.1\r\nHost: x\r\nX-A:  one \r\nConnection: keep-alive\r\nX-Empty:\r\n"
+      "X-B: two\r\n\r\n"
+      "GET /b HTTP/1.1\r\nhost: y\r\nX-C:" +
+      std::string(40, ' ') + "three\r\n\r\n";
+  for (size_t cut = 1; cut < wire.size(); ++cut) {
+    Recorder r;
+    Parser p(Parser::Type::kRequest, &r, ParserLimits{});
+    for (auto [from, to] : {std::pair<size_t, size_t>{0, cut}, {cut, wire.size()}}) {
+      std::string buffer = wire.substr(from, to - from);
+      size_t consumed = 0;
+      ASSERT_EQ(p.execute(buffer.data(), buffer.size(), &consumed), Parser::Result::kOk) << cut;
+      buffer.assign(buffer.size(), '#');
+    }
+    ASSERT_EQ(r.heads.size(), 2u) << cut;
+    const HeaderMap& a = r.heads[0].headers;
+    ASSERT_EQ(a.size(), 5u) << cut;
+    EXPECT_EQ(a.fields()[0].name, "Host");
+    EXPECT_EQ(a.fields()[0].value, "x");
+    EXPECT_EQ(a.fields()[1].name, "X-A");
+    EXPECT_EQ(a.fields()[1].value, "one") << cut;
+    EXPECT_EQ(a.fields()[2].value, "keep-alive");
+    EXPECT_EQ(a.fields()[3].name, "X-Empty");
+    EXPECT_EQ(a.fields()[3].value, "");
+    EXPECT_EQ(a.fields()[4].value, "two");
+    EXPECT_EQ(a.fields()[2].id, HeaderId::kConnection);
+    EXPECT_NE(a.connectionOptions() & HeaderMap::idBit(HeaderId::kKeepAlive), 0u) << cut;
+    const HeaderMap& b = r.heads[1].headers;
+    ASSERT_EQ(b.size(), 2u) << cut;
+    EXPECT_EQ(b.fields()[0].id, HeaderId::kHost);
+    EXPECT_EQ(b.fields()[0].value, "y");
+    EXPECT_EQ(b.fields()[1].value, "three") << cut;
+  }
+}
+
+}  // namespace
+}  // namespace sluice::http
