@@ -39,7 +39,8 @@ class MemoryTrim {
   MemoryTrim(const MemoryTrim&) = delete;
   MemoryTrim& operator=(const MemoryTrim&) = delete;
 
-  // The worker now has `count` downstream connections.
+  // The worker now has `count` downstream connections (parked ones included: they are what a
+  // burst of keep-alive clients leaves behind).
   void onConnectionCount(size_t count);
   // A connection was parked (IdleParker).
   void onParked();
