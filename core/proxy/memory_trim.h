@@ -44,6 +44,10 @@ class MemoryTrim {
   void onConnectionCount(size_t count);
   // A connection was parked (IdleParker).
   void onParked();
+  // Trims now (SIGUSR2, server.h), as the timer would: a pending trim is cancelled and the next
+  // burst is measured from what is open now. malloc_trim walks every arena, this worker's and the
+  // others'.
+  void trimNow();
   // How many trims ran (for tests).
   size_t trims() const { return trims_; }
 
