@@ -36,6 +36,7 @@ std::shared_ptr<LogFile> Registry::acquire(const std::string& path, std::string*
   if (file == nullptr) return nullptr;
   std::shared_ptr<LogFile> shared(std::move(file));
   files_.emplace(path, shared);
+  if (started_) startWriterLocked();
   return shared;
 }
 
@@ -43,6 +44,17 @@ void Registry::start(uint32_t flush_interval_ms) {
   std::lock_guard<std::mutex> lock(mu_);
   if (thread_.joinable()) return;
   interval_ms_ = flush_interval_ms == 0 ? 1 : flush_interval_ms;
+  started_ = true;
+  if (!files_.empty()) startWriterLocked();
+}
+
+bool Registry::writerRunning() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return thread_.joinable();
+}
+
+void Registry::startWriterLocked() {
+  if (thread_.joinable()) return;
   stop_ = false;
   done_ = false;
   thread_ = std::thread([this] {
@@ -66,6 +78,7 @@ void Registry::wake() {
 
 bool Registry::stop(uint32_t timeout_ms) {
   std::unique_lock<std::mutex> lock(mu_);
+  started_ = false;
   if (!thread_.joinable()) return true;
   stop_ = true;
   cv_.notify_one();

@@ -39,9 +39,13 @@ class Registry {
   // shared by everything that acquires the same path.
   std::shared_ptr<LogFile> acquire(const std::string& path, std::string* error);
 
-  // Starts the writer thread; a no-op when it runs. `flush_interval_ms`: the longest a line
+  // Starts the writer thread, or, while no file is open (no access log configured), has the
+  // first acquire() start it: a process without access logs runs no writer (no thread, no
+  // wake-up every flush interval). A no-op when it runs. `flush_interval_ms`: the longest a line
   // waits in a buffer when traffic is light. Main thread.
   void start(uint32_t flush_interval_ms = 100);
+  // Whether the writer thread runs (tests).
+  bool writerRunning() const;
   // Asks the writer to reopen every file (SIGUSR1). Thread-safe; returns at once.
   void requestReopen();
   // Wakes the writer early (a worker buffer is filling up). Thread-safe and cheap: at most one
@@ -66,6 +70,7 @@ class Registry {
 
  private:
   void run();
+  void startWriterLocked();  // under mu_
   // One pass: reopen if asked, flush every file, close the unused ones, warn about drops.
   void pass(bool reopen);
 
@@ -74,6 +79,7 @@ class Registry {
   std::condition_variable done_cv_;
   std::map<std::string, std::shared_ptr<LogFile>> files_;
   std::atomic<uint64_t> retired_dropped_[kMaxWorkers] = {};
+  bool started_ = false;  // start() was called (and stop() not since)
   bool stop_ = false;
   bool done_ = false;
   bool reopen_ = false;

@@ -40,15 +40,19 @@ void MemoryTrim::onParked() {
   evtimer_add(timer_, &delay);
 }
 
-void MemoryTrim::onTimer(evutil_socket_t, short, void* arg) {
-  auto* self = static_cast<MemoryTrim*>(arg);
-  self->armed_ = false;
+void MemoryTrim::trimNow() {
+  if (armed_ && timer_ != nullptr) evtimer_del(timer_);
+  armed_ = false;
   malloc_trim(0);
-  ++self->trims_;
+  ++trims_;
   // The next burst is measured from what is open now.
-  self->peak_ = 0;
-  self->parked_ = 0;
-  self->last_trim_ms_ = nowMs();
+  peak_ = 0;
+  parked_ = 0;
+  last_trim_ms_ = nowMs();
+}
+
+void MemoryTrim::onTimer(evutil_socket_t, short, void* arg) {
+  static_cast<MemoryTrim*>(arg)->trimNow();
 }
 
 }  // namespace sluice::proxy

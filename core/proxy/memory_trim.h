@@ -39,10 +39,15 @@ class MemoryTrim {
   MemoryTrim(const MemoryTrim&) = delete;
   MemoryTrim& operator=(const MemoryTrim&) = delete;
 
-  // The worker now has `count` downstream connections.
+  // The worker now has `count` downstream connections (parked ones included: they are what a
+  // burst of keep-alive clients leaves behind).
   void onConnectionCount(size_t count);
   // A connection was parked (IdleParker).
   void onParked();
+  // Trims now (SIGUSR2, server.h), as the timer would: a pending trim is cancelled and the next
+  // burst is measured from what is open now. malloc_trim walks every arena, this worker's and the
+  // others'.
+  void trimNow();
   // How many trims ran (for tests).
   size_t trims() const { return trims_; }
 

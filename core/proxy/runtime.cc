@@ -292,7 +292,6 @@ void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* 
   auto conn = std::make_unique<DownstreamConnection>(*this, std::move(slot), fd, addr, len);
   DownstreamConnection* raw = conn.get();
   connections_.emplace(raw, std::move(conn));
-  trim_.onConnectionCount(connections_.size());
   connectionOpened();
   raw->start();
 }
@@ -300,7 +299,6 @@ void WorkerRuntime::serve(std::shared_ptr<ListenerSlot> slot, int fd, sockaddr* 
 DownstreamConnection* WorkerRuntime::adopt(std::unique_ptr<DownstreamConnection> conn) {
   DownstreamConnection* raw = conn.get();
   connections_.emplace(raw, std::move(conn));
-  trim_.onConnectionCount(connections_.size());
   return raw;
 }
 
@@ -311,6 +309,10 @@ void WorkerRuntime::connectionClosed() {
 }
 
 void WorkerRuntime::countChanged(size_t n) {
+  // Parked connections count: after a burst of keep-alive clients, most of them parked, close,
+  // the count of connection objects never fell by kMinDrop and the buffers of the burst stayed
+  // resident (~1.2 MiB after 5,000, bench/memory).
+  trim_.onConnectionCount(n);
   worker_connections_.set(static_cast<int64_t>(n));
   if (balancer_ != nullptr) balancer_->update(worker_.index(), n);
 }
@@ -350,7 +352,6 @@ void WorkerRuntime::release(DownstreamConnection* conn) {
   if (it == connections_.end()) return;
   worker_.deferDelete(std::move(it->second));
   connections_.erase(it);
-  trim_.onConnectionCount(connections_.size());
   if (draining_) maybeDrained();
 }
 

@@ -49,7 +49,8 @@ void usage(FILE* out) {
           "\n"
           "Signals: SIGTERM/SIGINT drain (stop accepting, finish in-flight requests, exit 0);\n"
           "a second one stops at once. SIGHUP reloads the config; SIGUSR1 reopens the access\n"
-          "log files (after logrotate renamed them).\n");
+          "log files (after logrotate renamed them); SIGUSR2 gives free heap memory back to\n"
+          "the system at once (malloc_trim, as after a connection burst).\n");
 }
 
 // --validate: whether every listener address and the admin address could be bound now (held by

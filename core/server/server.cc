@@ -109,7 +109,7 @@ int Server::run(ConfigSource source, Built built, std::unique_ptr<plugin::Loader
   access_log_timer_ = event_new(base_, -1, EV_PERSIST, &Server::onAccessLogTimer, this);
   timeval second{1, 0};
   event_add(access_log_timer_, &second);
-  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1}) {
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2}) {
     ::event* e = evsignal_new(base_, sig, &Server::onSignal, this);
     event_add(e, nullptr);
     signal_events_.push_back(e);
@@ -218,6 +218,11 @@ void Server::onSignal(evutil_socket_t sig, short, void* arg) {
     std::vector<std::string> paths = accesslog::Registry::global().openPaths();
     SLUICE_LOG(kInfo, "SIGUSR1: reopening ", paths.size(), " access log files");
     accesslog::Registry::global().requestReopen();
+    return;
+  }
+  if (sig == SIGUSR2) {
+    SLUICE_LOG(kInfo, "SIGUSR2: giving free heap memory back (malloc_trim on every worker)");
+    self->postAll([](proxy::WorkerRuntime& rt) { rt.memoryTrim().trimNow(); });
     return;
   }
   self->beginDrain(sig == SIGTERM ? "SIGTERM" : "SIGINT", true);

@@ -1,9 +1,11 @@
 // Metrics: labeled families of counters, gauges and fixed-bucket histograms, stored per thread
 // (store.h) and summed when scraped. Interface; registry.cc implements it.
 //
-// Adding a family is one line in a header (see families.h for the core's):
+// Adding a family is a declaration in a header and its spec in one .cc file (see families.h for
+// the core's; an inline variable in a header would be initialised by every includer):
 //
-//   inline const stats::FamilySpec kTlsHandshakes{stats::Kind::kCounter,
+//   extern const stats::FamilySpec kTlsHandshakes;                      // the header
+//   const stats::FamilySpec kTlsHandshakes{stats::Kind::kCounter,       // one .cc file
 //       "sluice_tls_handshakes_total", "TLS handshakes by outcome.", {"listener", "result"}};
 //
 // and one call wherever the labeled thing is created (a listener, a cluster, a host), never per

@@ -1,8 +1,8 @@
 // Idle keep-alive connections give up their buffers (DownstreamConnection parking, after
 // IdleParker::kParkAfterMs idle, or at once beyond IdleParker::kMaxUnparked idle connections)
 // and must behave exactly as before: the next request, pipelined requests, the idle timeout, a
-// client's close and a drain all work on a parked connection, which stays counted as open and
-// keeps its client address.
+// client's close, a drain and SIGUSR2 (a trim) all work on a parked connection, which stays
+// counted as open and keeps its client address.
 #include <gtest/gtest.h>
 
 #include <signal.h>
@@ -170,6 +170,19 @@ TEST_F(IdleParkTest, ManyIdleConnectionsAreParkedAtOnceAndAllStillServe) {
     ASSERT_TRUE(conns[i]->send(get(path))) << i;
     expectEcho(*conns[i], path);
   }
+}
+
+TEST_F(IdleParkTest, Sigusr2TrimsAndParkedConnectionsStillServe) {
+  RawConnection conn(port());
+  ASSERT_TRUE(conn.send(get("/gateway/echo/before")));
+  expectEcho(conn, "/gateway/echo/before");
+  std::this_thread::sleep_for(kParked);
+  ASSERT_TRUE(gateway_->process().signal(SIGUSR2));
+  EXPECT_TRUE(gateway_->process().waitForOutput("SIGUSR2: giving free heap memory back"))
+      << gateway_->process().outputTail();
+  ASSERT_TRUE(conn.send(get("/gateway/echo/after")));
+  expectEcho(conn, "/gateway/echo/after");
+  EXPECT_TRUE(activeBecomes(1)) << "SIGUSR2 must not end the process or a connection";
 }
 
 TEST(IdleParkDrainTest, DrainClosesParkedConnectionsAndExits) {

@@ -59,6 +59,27 @@ TEST(Registry, AnUnopenablePathIsAnErrorWithTheReason) {
   EXPECT_TRUE(registry.openPaths().empty());
 }
 
+TEST(Registry, NoWriterUntilAFileIsOpenThenItWrites) {
+  Registry registry;
+  registry.start(10);
+  EXPECT_FALSE(registry.writerRunning()) << "no access log: no thread";
+  std::string error;
+  const std::string path = tmpPath("late.log");
+  auto file = registry.acquire(path, &error);
+  ASSERT_NE(file, nullptr) << error;
+  EXPECT_TRUE(registry.writerRunning());
+  ASSERT_TRUE(file->append(0, "late\n", 1024));
+  for (int i = 0; i < 1000 && contents(path).empty(); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(contents(path), "late\n") << "written by the writer, before stop";
+  EXPECT_TRUE(registry.stop(5000));
+  EXPECT_FALSE(registry.writerRunning());
+  // After stop, a file opened starts nothing.
+  EXPECT_NE(registry.acquire(tmpPath("after.log"), &error), nullptr) << error;
+  EXPECT_FALSE(registry.writerRunning());
+}
+
 TEST(Registry, LinesOfEachWorkerAreWrittenInOrderAtStop) {
   Registry registry;
   std::string error;

@@ -45,6 +45,13 @@ inline ::testing::AssertionResult hasError(const std::vector<std::string>& error
   return failure;
 }
 
+// One listener entry (`e` on 127.0.0.1:1) with `extra` appended inside it: lines indented by four
+// spaces (`    backlog: 8`) are keys of the listener; the first extra line is line 4 of the
+// config (where its errors are reported).
+inline std::string oneListener(const std::string& extra) {
+  return "listeners:\n  - name: e\n    address: 127.0.0.1:1\n" + extra;
+}
+
 // The smallest valid config, to append sections to.
 inline const char* kListener = "listeners: [{name: edge, address: 127.0.0.1:8080}]\n";
 

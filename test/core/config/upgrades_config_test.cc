@@ -10,13 +10,10 @@ namespace {
 using testing::hasError;
 using testing::loadErrors;
 using testing::loadOk;
-
-std::string listener(const std::string& extra) {
-  return "listeners:\n  - name: e\n    address: 127.0.0.1:1\n" + extra;
-}
+using testing::oneListener;
 
 TEST(UpgradesConfig, DefaultsAllowWebSocketWithAnHourOfIdleTime) {
-  auto config = loadOk(listener(""));
+  auto config = loadOk(oneListener(""));
   ASSERT_NE(config, nullptr);
   EXPECT_EQ(config->listeners[0].upgrades, std::vector<std::string>{"websocket"});
   EXPECT_EQ(config->listeners[0].tunnel_idle_timeout_ms, 3600000u);
@@ -24,21 +21,21 @@ TEST(UpgradesConfig, DefaultsAllowWebSocketWithAnHourOfIdleTime) {
 
 TEST(UpgradesConfig, NamesAreLowercasedAndVersionsKept) {
   auto config =
-      loadOk(listener("    upgrades: [WebSocket, foo/2]\n    tunnel_idle_timeout_ms: 30000\n"));
+      loadOk(oneListener("    upgrades: [WebSocket, foo/2]\n    tunnel_idle_timeout_ms: 30000\n"));
   ASSERT_NE(config, nullptr);
   EXPECT_EQ(config->listeners[0].upgrades, (std::vector<std::string>{"websocket", "foo/2"}));
   EXPECT_EQ(config->listeners[0].tunnel_idle_timeout_ms, 30000u);
 }
 
 TEST(UpgradesConfig, EmptyListTurnsUpgradesOff) {
-  auto config = loadOk(listener("    upgrades: []\n"));
+  auto config = loadOk(oneListener("    upgrades: []\n"));
   ASSERT_NE(config, nullptr);
   EXPECT_TRUE(config->listeners[0].upgrades.empty());
 }
 
 TEST(UpgradesConfig, BadNamesAndDuplicatesAreErrors) {
   auto errors =
-      loadErrors(listener("    upgrades: [\"web socket\", websocket, WEBSOCKET, a/, /1]\n"));
+      loadErrors(oneListener("    upgrades: [\"web socket\", websocket, WEBSOCKET, a/, /1]\n"));
   EXPECT_TRUE(hasError(errors, "4:16", "not a protocol name: 'web socket'"));
   EXPECT_TRUE(hasError(errors, "4:41", "'websocket' listed twice"));
   EXPECT_TRUE(hasError(errors, "4:52", "not a protocol name: 'a/'"));
@@ -46,7 +43,7 @@ TEST(UpgradesConfig, BadNamesAndDuplicatesAreErrors) {
 }
 
 TEST(UpgradesConfig, TunnelIdleTimeoutMustBePositive) {
-  auto errors = loadErrors(listener("    tunnel_idle_timeout_ms: 0\n"));
+  auto errors = loadErrors(oneListener("    tunnel_idle_timeout_ms: 0\n"));
   EXPECT_TRUE(hasError(errors, "4:29", "tunnel_idle_timeout_ms"));
 }
 

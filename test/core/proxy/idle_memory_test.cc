@@ -1,6 +1,6 @@
-// MemoryTrim (a trim once a burst of connections has closed, never in steady traffic) and
-// IdleParker (parks after kParkAfterMs, hands a readable socket back, ends one at its idle
-// timeout, parks early beyond kMaxUnparked, hands back a slot's sockets on wakeAll and every
+// MemoryTrim (a trim once a burst of connections has closed, never in steady traffic; trimNow for
+// SIGUSR2) and IdleParker (parks after kParkAfterMs, hands a readable socket back, ends one at its
+// idle timeout, parks early beyond kMaxUnparked, hands back a slot's sockets on wakeAll and every
 // socket when destroyed) on a real event loop, with socketpairs as connections.
 #include <event2/event.h>
 #include <gtest/gtest.h>
@@ -57,6 +57,27 @@ TEST(MemoryTrim, ThousandsParkedTrimOnceThenNotWithinTheInterval) {
     for (size_t n = 0; n < 2 * MemoryTrim::kMinDrop; ++n) trim.onParked();
     runFor(base, MemoryTrim::kDelayMs + 500);
     EXPECT_EQ(trim.trims(), 1u);
+  }
+  event_base_free(base);
+}
+
+TEST(MemoryTrim, TrimNowRunsAtOnceAndTakesThePendingTrimsPlace) {
+  event_base* base = event_base_new();
+  {
+    MemoryTrim trim(base);
+    trim.trimNow();
+    EXPECT_EQ(trim.trims(), 1u) << "at once, with nothing pending";
+    for (size_t n = 1; n <= 3000; ++n) trim.onConnectionCount(n);
+    for (size_t n = 3000; n-- > 0;) trim.onConnectionCount(n);  // a trim is now pending
+    trim.trimNow();
+    EXPECT_EQ(trim.trims(), 2u);
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 2u) << "the pending trim was cancelled";
+    // The burst is measured from the trim on: a new one trims again.
+    for (size_t n = 1; n <= 2000; ++n) trim.onConnectionCount(n);
+    for (size_t n = 2000; n-- > 0;) trim.onConnectionCount(n);
+    runFor(base, MemoryTrim::kDelayMs + 500);
+    EXPECT_EQ(trim.trims(), 3u);
   }
   event_base_free(base);
 }
