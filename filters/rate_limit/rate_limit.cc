@@ -241,7 +241,7 @@ bool RateLimitConfig::keyOf(const sdk::Stream& stream, std::string* out) const {
     if (value.empty()) return false;
     char length[24];
     const auto done = std::to_chars(length, length + sizeof(length), value.size());
-    out->append(length, done.ptr);
+    out->append(length, static_cast<size_t>(done.ptr - length));
     out->push_back(':');
     out->append(value);
   }
@@ -254,7 +254,7 @@ std::string RateLimitConfig::limitHeader(const Decision& d) const {
 }
 
 sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*end_stream*/) {
-  std::string key;
+  std::string& key = worker_.key;
   if (!config_.keyOf(stream, &key)) {
     config_.missing.inc();
     switch (config_.missing_key) {
@@ -269,7 +269,7 @@ sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*
         break;
     }
   }
-  decision_ = config_.table->admit(key, GcraTable::nowNs());
+  decision_ = config_.table->admitFingerprint(worker_.fingerprint(key), GcraTable::nowNs());
   if (!decision_.admitted) {
     config_.limited.inc();
     const std::string retry =
@@ -297,5 +297,7 @@ sdk::FilterStatus RateLimitFilter::onResponseHeaders(sdk::Stream& stream, bool /
 
 }  // namespace sluice::filters::rate_limit
 
-SLUICE_FILTER_PLUGIN("rate_limit", "1.0.0", sluice::filters::rate_limit::RateLimitConfig,
-                     sluice::filters::rate_limit::RateLimitFilter)
+SLUICE_FILTER_PLUGIN_WITH_WORKER("rate_limit", "1.0.0",
+                                 sluice::filters::rate_limit::RateLimitConfig,
+                                 sluice::filters::rate_limit::RateLimitWorker,
+                                 sluice::filters::rate_limit::RateLimitFilter)

@@ -96,16 +96,42 @@ struct RateLimitConfig {
   std::string limitHeader(const Decision& d) const;
 };
 
+// Per worker, on its thread: the last key's fingerprint (a worker that sees one key request
+// after request, one consumer or one route, hashes it once) and the key's scratch buffer.
+class RateLimitWorker {
+ public:
+  explicit RateLimitWorker(const RateLimitConfig& config) : table_(*config.table) {}
+
+  // table.fingerprint(key), from the last call's when the key is the same.
+  uint64_t fingerprint(std::string_view key) {
+    if (!has_last_ || key != last_key_) {
+      last_fp_ = table_.fingerprint(key);
+      last_key_.assign(key.data(), key.size());
+      has_last_ = true;
+    }
+    return last_fp_;
+  }
+  std::string key;  // RateLimitConfig::keyOf's output, its capacity kept between requests
+
+ private:
+  const GcraTable& table_;  // the config's (it outlives its workers)
+  std::string last_key_;
+  uint64_t last_fp_ = 0;
+  bool has_last_ = false;
+};
+
 // Per request.
 class RateLimitFilter : public sdk::Filter {
  public:
-  explicit RateLimitFilter(const RateLimitConfig& config) : config_(config) {}
+  RateLimitFilter(const RateLimitConfig& config, RateLimitWorker& worker)
+      : config_(config), worker_(worker) {}
 
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
   sdk::FilterStatus onResponseHeaders(sdk::Stream& stream, bool end_stream) override;
 
  private:
   const RateLimitConfig& config_;
+  RateLimitWorker& worker_;
   bool limited_ = false;  // this request went through the bucket and was admitted
   Decision decision_;
 };

@@ -73,6 +73,21 @@ TEST(RateLimitTest, ClientsHaveTheirOwnBuckets) {
   EXPECT_EQ(admittedOf(h, 1, "[::ffff:10.0.0.2]:9"), 0);
 }
 
+// A worker keeps the last key's fingerprint: keys taking turns must still each get their own
+// bucket (a stale fingerprint would charge the other key's).
+TEST(RateLimitTest, KeysTakingTurnsKeepTheirOwnBuckets) {
+  FilterHarness h(sluice_plugin_entry(), "rate: 1\nper: hour\nburst: 2\npolicy: t9\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  EXPECT_TRUE(pass(h, "10.0.0.1:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.2:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.1:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.3:1"));
+  EXPECT_FALSE(pass(h, "10.0.0.1:1"));  // its third, after two other keys
+  EXPECT_TRUE(pass(h, "10.0.0.2:1"));
+  EXPECT_FALSE(pass(h, "10.0.0.2:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.3:1"));
+}
+
 TEST(RateLimitTest, Ipv6PrefixGroupsANetwork) {
   FilterHarness h(sluice_plugin_entry(),
                   "rate: 1\nper: hour\nburst: 2\nipv6_prefix: 64\npolicy: t3\n");
