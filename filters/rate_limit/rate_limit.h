@@ -89,35 +89,37 @@ struct RateLimitConfig {
   // headers on admitted responses, so without headers_on_success it is left out.
   uint32_t unusedHooks() const { return headers_on_success ? 0 : SLUICE_HOOK_RESPONSE_HEADERS; }
 
-  // The request's key (parts length-prefixed, so no two part lists collide), or false when a
-  // part is absent.
-  bool keyOf(const sdk::Stream& stream, std::string* out) const;
+  // The value of `part` for `stream`: a view valid until the request's headers change (a
+  // client_ip part is built into *ip); empty when the part is absent.
+  std::string_view partValue(const KeyPart& part, const sdk::Stream& stream, std::string* ip) const;
   // The `RateLimit` value for a decision.
   std::string limitHeader(const Decision& d) const;
 };
 
-// Per worker, on its thread: the last key's fingerprint (a worker that sees one key request
-// after request, one consumer or one route, hashes it once) and the key's scratch buffer.
+// Per worker, on its thread. A request's key is its parts' values, each length-prefixed
+// ("8:consumer" then the next part: no two part lists collide), hashed into the table's
+// fingerprint. A worker that sees the same values request after request (one consumer, one
+// route) keeps the last ones and their fingerprint: the key is built and hashed only when a
+// value differs from the last request's.
 class RateLimitWorker {
  public:
-  explicit RateLimitWorker(const RateLimitConfig& config) : table_(*config.table) {}
+  explicit RateLimitWorker(const RateLimitConfig& config);
 
-  // table.fingerprint(key), from the last call's when the key is the same.
-  uint64_t fingerprint(std::string_view key) {
-    if (!has_last_ || key != last_key_) {
-      last_fp_ = table_.fingerprint(key);
-      last_key_.assign(key.data(), key.size());
-      has_last_ = true;
-    }
-    return last_fp_;
-  }
-  std::string key;  // RateLimitConfig::keyOf's output, its capacity kept between requests
+  // The fingerprint of `stream`'s key, or false when one of its parts is absent.
+  bool fingerprintOf(const sdk::Stream& stream, uint64_t* fp);
+  // The fingerprint of "", the bucket requests without the key share (missing_key: shared):
+  // every real key has a "<length>:" prefix, so "" is nobody's.
+  uint64_t sharedFingerprint() const { return shared_fp_; }
 
  private:
-  const GcraTable& table_;  // the config's (it outlives its workers)
-  std::string last_key_;
-  uint64_t last_fp_ = 0;
+  const RateLimitConfig& config_;         // outlives its workers
+  std::vector<std::string_view> values_;  // this request's, per part
+  std::vector<std::string> ips_;          // client_ip parts' text (values_ views them)
+  std::vector<std::string> last_;         // the last built key's values, per part
   bool has_last_ = false;
+  uint64_t last_fp_ = 0;
+  uint64_t shared_fp_ = 0;
+  std::string key_;  // scratch, its capacity kept
 };
 
 // Per request.

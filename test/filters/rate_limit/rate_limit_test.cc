@@ -156,9 +156,14 @@ TEST(RateLimitTest, ConsumerRouteAndCombinedKeys) {
   EXPECT_FALSE(send("bob", "orders"));
   EXPECT_FALSE(send(nullptr, "orders"));  // no consumer: deny
   EXPECT_FALSE(send("carol", nullptr));   // no route name: deny
+  // A key missing a part leaves the last whole key's bucket as it was.
+  EXPECT_FALSE(send("bob", "orders"));
+  EXPECT_TRUE(send("carol", "orders"));
   // Length-prefixed parts: ("ab", "c") and ("a", "bc") are different keys.
   EXPECT_TRUE(send("ab", "c"));
   EXPECT_TRUE(send("a", "bc"));
+  EXPECT_FALSE(send("ab", "c"));
+  EXPECT_FALSE(send("alice", "users"));
 }
 
 TEST(RateLimitTest, HeadersOnSuccess) {
