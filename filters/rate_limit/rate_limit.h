@@ -30,10 +30,11 @@
 //   RateLimit: "default";r=0;t=2               r tokens left now, t seconds until full again
 //
 // Threads: the config (and its bucket table) is built on the main thread and shared by every
-// worker; buckets are updated with one CAS (gcra.h). Reload: the table lives in a process-wide
-// registry keyed by (policy, key spec, rate, burst, max_keys); a new config instance with the
-// same identity gets the same table while the old one is still alive (a reload keeps buckets).
-// A rebuilt .so (a changed file) is a fresh copy and starts with full buckets.
+// worker; buckets are updated with one CAS (gcra.h). Each worker keeps its last key's values and
+// fingerprint (RateLimitWorker, its own thread only): nothing of it is shared. Reload: the table
+// lives in a process-wide registry keyed by (policy, key spec, rate, burst, max_keys); a new config
+// instance with the same identity gets the same table while the old one is still alive (a reload
+// keeps buckets). A rebuilt .so (a changed file) is a fresh copy and starts with full buckets.
 #pragma once
 
 #include <cstdint>
