@@ -322,10 +322,13 @@ EOF
       # API key, a per-consumer rate limit far above what wrk can send (never reached: every
       # request is admitted, the bucket is still taken), and a per-route in-flight limit above
       # the connection count.
-      echo "    filters:"
+      # CHAIN=none: no filter at all (what the chain target costs without its filters: the API
+      # key header the client sends).
+      if [[ $CHAIN == none ]]; then echo "    filters: []"; else echo "    filters:"; fi
       local f
       for f in $CHAIN; do
         case "$f" in
+          none) ;;
           request_id) echo "      - name: request_id" ;;
           api_key_auth)
             cat <<EOF

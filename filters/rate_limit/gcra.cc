@@ -105,8 +105,7 @@ GcraTable::Step GcraTable::spend(Group& g, int slot, uint64_t fp, uint64_t now_n
   }
 }
 
-Decision GcraTable::admit(std::string_view key, uint64_t now_ns) {
-  const uint64_t fp = fingerprint(key);
+Decision GcraTable::admitFingerprint(uint64_t fp, uint64_t now_ns) {
   // The group from the high bits (the low bits are the fingerprint's too; any bits are uniform).
   const size_t group_index = static_cast<size_t>(fp >> 32) & (group_count_ - 1);
   Group& g = groups_[group_index];

@@ -64,7 +64,13 @@ class GcraTable {
 
   // Spends one token of `key`'s bucket at time `now_ns` (a value of nowNs(), or any monotonic
   // nanosecond clock >= kClockBase in tests).
-  Decision admit(std::string_view key, uint64_t now_ns);
+  Decision admit(std::string_view key, uint64_t now_ns) {
+    return admitFingerprint(fingerprint(key), now_ns);
+  }
+  // admit() in two steps, for a caller that keeps the fingerprint of a key it sees again (a
+  // key's fingerprint is fixed for the table's life: a keyed SipHash, never 0).
+  uint64_t fingerprint(std::string_view key) const;
+  Decision admitFingerprint(uint64_t fp, uint64_t now_ns);
 
   // The clock admit() expects: CLOCK_MONOTONIC in ns, offset by kClockBase.
   static uint64_t nowNs();
@@ -90,7 +96,6 @@ class GcraTable {
   };
   enum class Step { kDone, kRetry };
 
-  uint64_t fingerprint(std::string_view key) const;
   int find(const Group& g, uint64_t fp) const;
   int insert(Group& g, size_t group_index, uint64_t fp, uint64_t now_ns);
   Step spend(Group& g, int slot, uint64_t fp, uint64_t now_ns, Decision* out);

@@ -212,39 +212,56 @@ RateLimitConfig::RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& h
                             {{"policy", policy}, {"result", "missing_key"}});
 }
 
-bool RateLimitConfig::keyOf(const sdk::Stream& stream, std::string* out) const {
-  out->clear();
-  for (const KeyPart& part : key) {
-    std::string ip;  // only the client address is built; the other parts are views
-    std::string_view value;
-    switch (part.kind) {
-      case KeyPart::Kind::kClientIp:
-        ip = clientIp(stream.clientAddress(), ipv6_prefix);
-        value = ip;
-        break;
-      case KeyPart::Kind::kHeader:
-        value = stream.requestHeader(part.header).value_or(std::string_view());
-        break;
-      case KeyPart::Kind::kConsumer:
-        value = stream.context("consumer").value_or(std::string_view());
-        break;
-      case KeyPart::Kind::kRoute:
-        value = stream.routeName();
-        break;
-      case KeyPart::Kind::kCluster:
-        value = stream.clusterName();
-        break;
-      case KeyPart::Kind::kListener:
-        value = stream.listenerName();
-        break;
-    }
-    if (value.empty()) return false;
-    char length[24];
-    const auto done = std::to_chars(length, length + sizeof(length), value.size());
-    out->append(length, done.ptr);
-    out->push_back(':');
-    out->append(value);
+std::string_view RateLimitConfig::partValue(const KeyPart& part, const sdk::Stream& stream,
+                                            std::string* ip) const {
+  switch (part.kind) {
+    case KeyPart::Kind::kClientIp:
+      *ip = clientIp(stream.clientAddress(), ipv6_prefix);
+      return *ip;
+    case KeyPart::Kind::kHeader:
+      return stream.requestHeader(part.header).value_or(std::string_view());
+    case KeyPart::Kind::kConsumer:
+      return stream.context("consumer").value_or(std::string_view());
+    case KeyPart::Kind::kRoute:
+      return stream.routeName();
+    case KeyPart::Kind::kCluster:
+      return stream.clusterName();
+    case KeyPart::Kind::kListener:
+      return stream.listenerName();
   }
+  return {};
+}
+
+RateLimitWorker::RateLimitWorker(const RateLimitConfig& config)
+    : config_(config),
+      values_(config.key.size()),
+      ips_(config.key.size()),
+      last_(config.key.size()),
+      shared_fp_(config.table->fingerprint("")) {}
+
+bool RateLimitWorker::fingerprintOf(const sdk::Stream& stream, uint64_t* fp) {
+  const size_t n = config_.key.size();
+  bool same = has_last_;
+  for (size_t i = 0; i < n; ++i) {
+    const std::string_view v = config_.partValue(config_.key[i], stream, &ips_[i]);
+    if (v.empty()) return false;
+    values_[i] = v;
+    same = same && v == last_[i];
+  }
+  if (!same) {
+    key_.clear();
+    for (size_t i = 0; i < n; ++i) {
+      char length[24];
+      const auto done = std::to_chars(length, length + sizeof(length), values_[i].size());
+      key_.append(length, static_cast<size_t>(done.ptr - length));
+      key_.push_back(':');
+      key_.append(values_[i]);
+      last_[i].assign(values_[i].data(), values_[i].size());
+    }
+    last_fp_ = config_.table->fingerprint(key_);
+    has_last_ = true;
+  }
+  *fp = last_fp_;
   return true;
 }
 
@@ -254,8 +271,8 @@ std::string RateLimitConfig::limitHeader(const Decision& d) const {
 }
 
 sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*end_stream*/) {
-  std::string key;
-  if (!config_.keyOf(stream, &key)) {
+  uint64_t fp = 0;
+  if (!worker_.fingerprintOf(stream, &fp)) {
     config_.missing.inc();
     switch (config_.missing_key) {
       case MissingKey::kAllow:
@@ -265,11 +282,11 @@ sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*
                               {{"RateLimit-Policy", config_.policy_header}});
         return sdk::FilterStatus::kStop;
       case MissingKey::kShared:
-        key.clear();  // every real key has a "<length>:" prefix, so "" is nobody's
+        fp = worker_.sharedFingerprint();
         break;
     }
   }
-  decision_ = config_.table->admit(key, GcraTable::nowNs());
+  decision_ = config_.table->admitFingerprint(fp, GcraTable::nowNs());
   if (!decision_.admitted) {
     config_.limited.inc();
     const std::string retry =
@@ -297,5 +314,7 @@ sdk::FilterStatus RateLimitFilter::onResponseHeaders(sdk::Stream& stream, bool /
 
 }  // namespace sluice::filters::rate_limit
 
-SLUICE_FILTER_PLUGIN("rate_limit", "1.0.0", sluice::filters::rate_limit::RateLimitConfig,
-                     sluice::filters::rate_limit::RateLimitFilter)
+SLUICE_FILTER_PLUGIN_WITH_WORKER("rate_limit", "1.0.0",
+                                 sluice::filters::rate_limit::RateLimitConfig,
+                                 sluice::filters::rate_limit::RateLimitWorker,
+                                 sluice::filters::rate_limit::RateLimitFilter)

@@ -30,10 +30,11 @@
 //   RateLimit: "default";r=0;t=2               r tokens left now, t seconds until full again
 //
 // Threads: the config (and its bucket table) is built on the main thread and shared by every
-// worker; buckets are updated with one CAS (gcra.h). Reload: the table lives in a process-wide
-// registry keyed by (policy, key spec, rate, burst, max_keys); a new config instance with the
-// same identity gets the same table while the old one is still alive (a reload keeps buckets).
-// A rebuilt .so (a changed file) is a fresh copy and starts with full buckets.
+// worker; buckets are updated with one CAS (gcra.h). Each worker keeps its last key's values and
+// fingerprint (RateLimitWorker, its own thread only): nothing of it is shared. Reload: the table
+// lives in a process-wide registry keyed by (policy, key spec, rate, burst, max_keys); a new config
+// instance with the same identity gets the same table while the old one is still alive (a reload
+// keeps buckets). A rebuilt .so (a changed file) is a fresh copy and starts with full buckets.
 #pragma once
 
 #include <cstdint>
@@ -89,23 +90,51 @@ struct RateLimitConfig {
   // headers on admitted responses, so without headers_on_success it is left out.
   uint32_t unusedHooks() const { return headers_on_success ? 0 : SLUICE_HOOK_RESPONSE_HEADERS; }
 
-  // The request's key (parts length-prefixed, so no two part lists collide), or false when a
-  // part is absent.
-  bool keyOf(const sdk::Stream& stream, std::string* out) const;
+  // The value of `part` for `stream`: a view valid until the request's headers change (a
+  // client_ip part is built into *ip); empty when the part is absent.
+  std::string_view partValue(const KeyPart& part, const sdk::Stream& stream, std::string* ip) const;
   // The `RateLimit` value for a decision.
   std::string limitHeader(const Decision& d) const;
+};
+
+// Per worker, on its thread. A request's key is its parts' values, each length-prefixed
+// ("8:consumer" then the next part: no two part lists collide), hashed into the table's
+// fingerprint. A worker that sees the same values request after request (one consumer, one
+// route) keeps the last ones and their fingerprint: the key is built and hashed only when a
+// value differs from the last request's.
+class RateLimitWorker {
+ public:
+  explicit RateLimitWorker(const RateLimitConfig& config);
+
+  // The fingerprint of `stream`'s key, or false when one of its parts is absent.
+  bool fingerprintOf(const sdk::Stream& stream, uint64_t* fp);
+  // The fingerprint of "", the bucket requests without the key share (missing_key: shared):
+  // every real key has a "<length>:" prefix, so "" is nobody's.
+  uint64_t sharedFingerprint() const { return shared_fp_; }
+
+ private:
+  const RateLimitConfig& config_;         // outlives its workers
+  std::vector<std::string_view> values_;  // this request's, per part
+  std::vector<std::string> ips_;          // client_ip parts' text (values_ views them)
+  std::vector<std::string> last_;         // the last built key's values, per part
+  bool has_last_ = false;
+  uint64_t last_fp_ = 0;
+  uint64_t shared_fp_ = 0;
+  std::string key_;  // scratch, its capacity kept
 };
 
 // Per request.
 class RateLimitFilter : public sdk::Filter {
  public:
-  explicit RateLimitFilter(const RateLimitConfig& config) : config_(config) {}
+  RateLimitFilter(const RateLimitConfig& config, RateLimitWorker& worker)
+      : config_(config), worker_(worker) {}
 
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
   sdk::FilterStatus onResponseHeaders(sdk::Stream& stream, bool end_stream) override;
 
  private:
   const RateLimitConfig& config_;
+  RateLimitWorker& worker_;
   bool limited_ = false;  // this request went through the bucket and was admitted
   Decision decision_;
 };

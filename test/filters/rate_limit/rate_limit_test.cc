@@ -73,6 +73,21 @@ TEST(RateLimitTest, ClientsHaveTheirOwnBuckets) {
   EXPECT_EQ(admittedOf(h, 1, "[::ffff:10.0.0.2]:9"), 0);
 }
 
+// A worker keeps the last key's fingerprint: keys taking turns must still each get their own
+// bucket (a stale fingerprint would charge the other key's).
+TEST(RateLimitTest, KeysTakingTurnsKeepTheirOwnBuckets) {
+  FilterHarness h(sluice_plugin_entry(), "rate: 1\nper: hour\nburst: 2\npolicy: t9\n");
+  ASSERT_TRUE(h.configured()) << h.error();
+  EXPECT_TRUE(pass(h, "10.0.0.1:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.2:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.1:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.3:1"));
+  EXPECT_FALSE(pass(h, "10.0.0.1:1"));  // its third, after two other keys
+  EXPECT_TRUE(pass(h, "10.0.0.2:1"));
+  EXPECT_FALSE(pass(h, "10.0.0.2:1"));
+  EXPECT_TRUE(pass(h, "10.0.0.3:1"));
+}
+
 TEST(RateLimitTest, Ipv6PrefixGroupsANetwork) {
   FilterHarness h(sluice_plugin_entry(),
                   "rate: 1\nper: hour\nburst: 2\nipv6_prefix: 64\npolicy: t3\n");
@@ -141,9 +156,14 @@ TEST(RateLimitTest, ConsumerRouteAndCombinedKeys) {
   EXPECT_FALSE(send("bob", "orders"));
   EXPECT_FALSE(send(nullptr, "orders"));  // no consumer: deny
   EXPECT_FALSE(send("carol", nullptr));   // no route name: deny
+  // A key missing a part leaves the last whole key's bucket as it was.
+  EXPECT_FALSE(send("bob", "orders"));
+  EXPECT_TRUE(send("carol", "orders"));
   // Length-prefixed parts: ("ab", "c") and ("a", "bc") are different keys.
   EXPECT_TRUE(send("ab", "c"));
   EXPECT_TRUE(send("a", "bc"));
+  EXPECT_FALSE(send("ab", "c"));
+  EXPECT_FALSE(send("alice", "users"));
 }
 
 TEST(RateLimitTest, HeadersOnSuccess) {
