@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 
 #include <cerrno>
+#include <csignal>
 
 #include "test/harness/http_client.h"
 
@@ -57,6 +58,11 @@ TlsResult RawConnection::startTls(const TlsOptions& o) {
     SSL_CTX_set_alpn_protos(tls_ctx_, reinterpret_cast<const unsigned char*>(wire.data()),
                             static_cast<unsigned>(wire.size()));
   }
+  // OpenSSL's socket BIO writes with write(2): a peer that closed would end the test process
+  // with SIGPIPE (no failure message, no gateway log). Ignored once per process: a closed peer
+  // then shows up as a failed send, reported by the test.
+  static const bool sigpipe_ignored = (std::signal(SIGPIPE, SIG_IGN), true);
+  (void)sigpipe_ignored;
   ssl_ = SSL_new(tls_ctx_);
   SSL_set_fd(ssl_, fd_);
   if (!o.sni.empty()) SSL_set_tlsext_host_name(ssl_, o.sni.c_str());
