@@ -174,13 +174,6 @@ class HeaderMap {
   // for it; else each name and value alone (the arena grows only for names and values, which
   // the parser's limits bound, never for a peer's runs of OWS).
   void copyInFields(size_t first);
-  // True when [p, p + len) lies in the arena's used bytes (the head writer copies runs of
-  // fields stored as they came, "name: value" CRLF, in one piece).
-  bool inArena(const char* p, size_t len) const {
-    const auto b = reinterpret_cast<uintptr_t>(bytes_);
-    const auto q = reinterpret_cast<uintptr_t>(p);
-    return bytes_ != nullptr && q >= b && q - b <= used_ && len <= used_ - (q - b);
-  }
 
   // One bit per interned id present in the map (bit 0, kOther, is never set).
   static constexpr uint64_t idBit(HeaderId id) {
