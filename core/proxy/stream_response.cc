@@ -59,10 +59,10 @@ int Stream::onUpstreamHead(http::MessageHead& head) {
 }
 
 bool Stream::retryOnStatus(uint32_t status) {
-  uint32_t bit = status == 502   ? config::kRetryOn502
-                 : status == 503 ? config::kRetryOn503
-                 : status == 504 ? config::kRetryOn504
-                                 : 0;
+  const uint32_t bit = status == 502   ? uint32_t{config::kRetryOn502}
+                       : status == 503 ? uint32_t{config::kRetryOn503}
+                       : status == 504 ? uint32_t{config::kRetryOn504}
+                                       : 0u;
   if (bit == 0 || (retry_on_ & bit) == 0 || response_started_ || downstream_interim_) return false;
   if (!idempotent() || !bodyHeld()) return false;
   const int reason = status == 502   ? stats::ClusterStats::kRetry502

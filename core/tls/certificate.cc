@@ -1,8 +1,8 @@
 #include "core/tls/certificate.h"
 
 #include <openssl/err.h>
+#include <openssl/evp.h>
 #include <openssl/pem.h>
-#include <openssl/sha.h>
 #include <openssl/x509v3.h>
 #include "absl/strings/escaping.h"
 
@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 #include <ctime>
+#include <memory>
 
 namespace sluice::tls {
 namespace {
@@ -71,23 +72,24 @@ std::string opensslError(const std::string& fallback) {
 }
 
 std::string contentDigest(const std::vector<std::string>& paths) {
-  SHA256_CTX sha;
-  SHA256_Init(&sha);
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> ctx(EVP_MD_CTX_new(), &EVP_MD_CTX_free);
+  if (ctx == nullptr || EVP_DigestInit_ex(ctx.get(), EVP_sha256(), nullptr) != 1) return "";
   for (const std::string& path : paths) {
-    SHA256_Update(&sha, path.data(), path.size() + 1);  // with the NUL: a separator
+    EVP_DigestUpdate(ctx.get(), path.data(), path.size() + 1);  // with the NUL: a separator
     FILE* f = fopen(path.c_str(), "rb");
     if (f == nullptr) {
-      SHA256_Update(&sha, "\x01missing", 8);
+      EVP_DigestUpdate(ctx.get(), "\x01missing", 8);
       continue;
     }
     char buf[8192];
     size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) SHA256_Update(&sha, buf, n);
+    while ((n = fread(buf, 1, sizeof(buf), f)) > 0) EVP_DigestUpdate(ctx.get(), buf, n);
     fclose(f);
   }
-  unsigned char md[SHA256_DIGEST_LENGTH];
-  SHA256_Final(md, &sha);
-  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(md), sizeof(md)));
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int len = 0;
+  if (EVP_DigestFinal_ex(ctx.get(), md, &len) != 1) return "";
+  return absl::BytesToHexString(absl::string_view(reinterpret_cast<const char*>(md), len));
 }
 
 std::string formatTime(int64_t unix_seconds) {

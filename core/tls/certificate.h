@@ -46,6 +46,7 @@ bool loadCaBundle(const std::string& path, std::vector<std::unique_ptr<X509, X50
 
 // SHA-256 (hex) over the contents of `paths`, in order (a missing file counts as empty with a
 // marker): a reload rebuilds a context whose files changed even when the config text did not.
+// Empty when OpenSSL cannot compute it (out of memory): a file change is then not noticed.
 std::string contentDigest(const std::vector<std::string>& paths);
 
 // "2027-03-01T00:00:00Z" for Unix seconds.

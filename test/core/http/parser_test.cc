@@ -289,7 +289,7 @@ TEST(ParserTest, ConnectionCloseWinsOverKeepAlive) {
 }
 
 TEST(ParserTest, KeepAliveTokensInAnyCaseAndPosition) {
-  for (const std::string& fields :
+  for (const char* fields :
        {"Connection: keep-alive\r\n", "Connection: Keep-Alive\r\n", "Connection: KEEP-ALIVE\r\n",
         "Connection: x-foo, keep-alive\r\n", "Connection: x-foo\r\nConnection: keep-alive\r\n"}) {
     Recorder q;
@@ -302,8 +302,8 @@ TEST(ParserTest, KeepAliveTokensInAnyCaseAndPosition) {
     EXPECT_TRUE(r.heads[0].keep_alive) << fields;
   }
   // Not the keep-alive token: 1.0 closes; 1.1 persists by default.
-  for (const std::string& fields : {"Connection: keep-alive-ish\r\n", "Keep-Alive: timeout=5\r\n",
-                                    "Proxy-Connection: keep-alive\r\n", "Connection: x-foo\r\n"}) {
+  for (const char* fields : {"Connection: keep-alive-ish\r\n", "Keep-Alive: timeout=5\r\n",
+                             "Proxy-Connection: keep-alive\r\n", "Connection: x-foo\r\n"}) {
     Recorder q;
     parseRequest("GET / HTTP/1.0\r\n" + std::string(fields) + "\r\n", &q);
     ASSERT_EQ(q.heads.size(), 1u);

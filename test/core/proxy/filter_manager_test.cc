@@ -67,7 +67,9 @@ sluice_filter_status reqHeaders(void* self, sluice_stream*, int end) {
     r.body = "no";
     g_fm->localReply(r);
   }
-  if (s->timer_in_req_headers) EXPECT_GT(g_fm->armTimer(1, &onTimerFired, s), 0u);
+  if (s->timer_in_req_headers) {
+    EXPECT_GT(g_fm->armTimer(1, &onTimerFired, s), 0u);
+  }
   if (s->resume_in_hook) g_fm->resume();
   return s->req_headers;
 }

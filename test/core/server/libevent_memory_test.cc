@@ -70,7 +70,9 @@ TEST(LibeventMemory, LibeventRunsOnThePoolAndItsFdRecordsAreDense) {
     events.push_back(ev);
     ASSERT_EQ(write(sv[1], "x", 1), 1);
   }
-  if (kPooled) EXPECT_GE(slotsInUse() - before, static_cast<size_t>(kPairs));
+  if (kPooled) {
+    EXPECT_GE(slotsInUse() - before, static_cast<size_t>(kPairs));
+  }
   while (fired < kPairs && event_base_loop(base, EVLOOP_ONCE) == 0) {
   }
   EXPECT_EQ(fired, kPairs);
