@@ -75,6 +75,8 @@ struct ApiKeyAuthConfig {
   bool strip_credential = true;
   std::string consumer_header = "X-Consumer";
   std::string www_authenticate;  // "" = no WWW-Authenticate
+  // `header` and `consumer_header` resolved by the host once (ABI 1.4); empty when unset.
+  sdk::HeaderName header_name, consumer_header_name;
   auth::DecisionCounters counters;
 
   // Adds `key` → `consumer`; false when the key is there already.
