@@ -97,6 +97,8 @@ struct ApiKeyAuthConfig {
 // Per request.
 class ApiKeyAuthFilter : public sdk::Filter {
  public:
+  // Nothing per request: one object per worker (the SDK makes none per request).
+  static constexpr bool kPerWorker = true;
   explicit ApiKeyAuthFilter(const ApiKeyAuthConfig& config) : config_(config) {}
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
 
