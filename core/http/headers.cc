@@ -621,7 +621,7 @@ const std::string_view* HeaderMap::get(std::string_view name, size_t index) cons
 }
 
 const std::string_view* HeaderMap::getResolved(HeaderId id, std::string_view name,
-                                                size_t index) const {
+                                               size_t index) const {
   if (id != HeaderId::kOther) return get(id, index);
   for (const auto& f : fields_) {
     if (f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name) && index-- == 0) {

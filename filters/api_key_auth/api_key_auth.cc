@@ -182,7 +182,7 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
     const size_t fields = config_.strip_credential
                               ? stream.removeHeader(sdk::HeaderMap::kRequest, config_.header_name)
                           : stream.header(sdk::HeaderMap::kRequest, config_.header_name, 1) ? 2
-                                                                                       : 1;
+                                                                                            : 1;
     invalid = fields > 1;
   }
   const char* reason = nullptr;

@@ -36,10 +36,9 @@ using Values = std::vector<std::string>;
 
 TEST(HeaderNamesTest, ByHandleBesideAnAbi10Filter) {
   EchoBackend backend("echo");
-  Gateway gw(kConfig,
-             {{"OLD", runfile("test/core/plugin/abi_1_0/libabi_1_0_filter.so")},
-              {"PROBE", runfile("test/integration/plugins/libheader_names_probe.so")},
-              {"BACKEND", backend.address()}});
+  Gateway gw(kConfig, {{"OLD", runfile("test/core/plugin/abi_1_0/libabi_1_0_filter.so")},
+                       {"PROBE", runfile("test/integration/plugins/libheader_names_probe.so")},
+                       {"BACKEND", backend.address()}});
   ASSERT_TRUE(gw.ready());
   for (int i = 0; i < 3; ++i) {  // the same handles on every request
     Response r = httpGet(gw.port(), "/a",

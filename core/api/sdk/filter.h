@@ -411,9 +411,10 @@ inline bool isHeaderValue(std::string_view value) {
 // its config and worker) may declare `static constexpr bool kPerWorker = true;`: the SDK then
 // builds one object per worker, in worker_create, that serves every request of that worker
 // (its hooks run for many requests in turn, interleaved when they pause), and leaves the C
-// table's stream_create/stream_destroy NULL so that the host makes nothing per request. Every hook defaults to kContinue / no-op; override only what you
-// need (the SDK leaves hooks you do not override NULL in the C table, so the host skips them —
-// body hooks especially). Worker thread only. Do not declare other overloads of these names.
+// table's stream_create/stream_destroy NULL so that the host makes nothing per request. Every hook
+// defaults to kContinue / no-op; override only what you need (the SDK leaves hooks you do not
+// override NULL in the C table, so the host skips them — body hooks especially). Worker thread
+// only. Do not declare other overloads of these names.
 class Filter {
  public:
   virtual ~Filter() = default;
