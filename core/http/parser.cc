@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "core/http/llhttp_dispatch.h"
+
 namespace sluice::http {
 namespace {
 
@@ -58,7 +60,7 @@ Parser::Result Parser::execute(const char* data, size_t len, size_t* consumed) {
   for (;;) {
     pause_requested_ = false;
     exec_begin_ = data + done;
-    llhttp_errno_t err = llhttp_execute(&parser_, data + done, len - done);
+    llhttp_errno_t err = llhttpExecute(&parser_, data + done, len - done);
     // The input is only borrowed for the call: what the head holds of it goes into its arena.
     flushFields();
     storePartialField();

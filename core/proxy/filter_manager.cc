@@ -185,13 +185,23 @@ void FilterManager::replyFromFilter(FilterDir d, size_t filter, FilterReply repl
 
 // ---------------------------------------------------------------- iteration
 
+// An empty chain (n_ == 0, most listeners): no hook can pause, hold, collect or replace
+// anything, so each event goes straight to the Stream; only the states that decide whether an
+// event is still wanted (kDelivered, kStopped, ended_) are kept. The events come from the
+// parsers' callbacks, which do not re-enter, so nothing can arrive while one is on the stack.
+
 void FilterManager::decodeHeaders(bool end_stream) {
   clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kRequest);
   ++s.gen;
+  s.end_stream = end_stream;
+  if (n_ == 0) {
+    s.state = State::kDelivered;
+    cb().onDecodedHeaders();
+    return;
+  }
   s.state = State::kRunning;
   s.pos = 0;
-  s.end_stream = end_stream;
   advance(FilterDir::kRequest);
 }
 
@@ -199,6 +209,13 @@ void FilterManager::encodeHeaders(bool end_stream, bool local) {
   clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kResponse);
   ++s.gen;
+  if (n_ == 0) {  // nothing held, queued or collected without a filter
+    s.state = State::kDelivered;
+    s.end_stream = end_stream;
+    s.local = local;
+    cb().onEncodedHeaders();
+    return;
+  }
   s.state = State::kRunning;
   s.pos = 0;
   s.paused = kNone;
@@ -220,6 +237,10 @@ void FilterManager::encodeHeaders(bool end_stream, bool local) {
 void FilterManager::decodeData(const char* data, size_t len, bool end) {
   clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kRequest);
+  if (n_ == 0) {  // no filter: delivered headers mean a flowing body
+    if (s.state == State::kDelivered && !ended_) cb().onDecodedData(data, len, end);
+    return;
+  }
   if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
@@ -237,6 +258,10 @@ void FilterManager::decodeData(const char* data, size_t len, bool end) {
 void FilterManager::encodeData(const char* data, size_t len, bool end) {
   clock_fresh_ = false;  // entered from the Stream: no hook ended just now
   Dir& s = dir(FilterDir::kResponse);
+  if (n_ == 0) {  // no filter: delivered headers mean a flowing body
+    if (s.state == State::kDelivered && !ended_) cb().onEncodedData(data, len, end);
+    return;
+  }
   if (s.state == State::kStopped || s.state == State::kIdle || ended_) return;
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&

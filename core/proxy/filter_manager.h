@@ -220,7 +220,11 @@ class FilterManager {
   // restored, the call counted and, on timed streams, its time added to the filter's.
   template <typename Call>
   sluice_filter_status invoke(FilterDir d, size_t filter, bool headers, Call call);
-  void cancelTimers();
+  // (Inline: nearly every stream has no timer, only filters arm them.)
+  void cancelTimers() {
+    if (!timers_.empty()) freeTimers();
+  }
+  void freeTimers();
   static void onTimer(evutil_socket_t, short, void* arg);
 
   // Every call into the Stream goes through cb(): time spent there is no filter's.

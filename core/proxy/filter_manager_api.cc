@@ -153,7 +153,7 @@ void FilterManager::runPosted(sluice_post_fn fn, void* arg) {
   current_ = prev;
 }
 
-void FilterManager::cancelTimers() {
+void FilterManager::freeTimers() {
   for (auto& t : timers_) {
     if (t->ev != nullptr) event_free(t->ev);
   }

@@ -74,12 +74,23 @@ config::FailureMode WorkerFilterChain::failureMode(size_t i) const {
 }
 
 std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Route* route) {
-  if (route == nullptr || route_chains_.empty()) return shared_from_this();
+  const std::shared_ptr<WorkerFilterChain>* own = routeChain(route);
+  return own != nullptr ? *own : shared_from_this();
+}
+
+const WorkerFilterChain& WorkerFilterChain::chainFor(const config::Route* route) {
+  const std::shared_ptr<WorkerFilterChain>* own = routeChain(route);
+  return own != nullptr ? **own : *this;
+}
+
+const std::shared_ptr<WorkerFilterChain>* WorkerFilterChain::routeChain(
+    const config::Route* route) {
+  if (route == nullptr || route_chains_.empty()) return nullptr;
   const std::vector<config::Route>& routes = routes_->config->routes;
   const std::less<const config::Route*> before;
   if (!before(route, routes.data()) && before(route, routes.data() + routes.size())) {
     const auto& chain = route_chains_[static_cast<size_t>(route - routes.data())];
-    return chain != nullptr ? chain : shared_from_this();
+    return chain != nullptr ? &chain : nullptr;
   }
   // Not a route of the table attached here: the caller routed with another table than the
   // worker's current one (WorkerRuntime::setRoutes attaches every table to every live chain).
@@ -89,7 +100,7 @@ std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Rou
                "' is not in the route table of listener '", info_->config.name,
                "'; its requests run the listener's filters only (logged once)");
   }
-  return shared_from_this();
+  return nullptr;
 }
 
 void WorkerFilterChain::setRoutes(const std::shared_ptr<const RouteTable>& routes) {

@@ -129,6 +129,9 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // info() is the listener's (name, stats, access logs, limits) with the composed `filters`,
   // and info().route names the route. Worker thread. Never null.
   std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
+  // The same chain without taking a reference (valid while this chain is): lets a stream see
+  // that it has no filter to run before it pays for the shared_ptr.
+  const WorkerFilterChain& chainFor(const config::Route* route);
 
   // Attaches `routes` (WorkerRuntime calls this for every live listener chain when the table
   // changes): builds this worker's instances of the route chains of this listener; a route
@@ -144,7 +147,9 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   std::shared_ptr<const ListenerInfo> info_;
   uint32_t worker_index_;
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
-  std::shared_ptr<const RouteTable> routes_;          // the table route_chains_ belong to
+  // The route's own chain in route_chains_, or nullptr when the route runs this one.
+  const std::shared_ptr<WorkerFilterChain>* routeChain(const config::Route* route);
+  std::shared_ptr<const RouteTable> routes_;  // the table route_chains_ belong to
   std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
   bool warned_foreign_route_ = false;
   uint32_t timing_tick_ = 0;  // streams of this chain so far (sampleTiming)

@@ -173,10 +173,15 @@ void Stream::onRequestHead(http::MessageHead& head) {
     return;
   }
   routeRequest();
-  std::string failed;
-  if (!fm_.createFilters(chain_->forRoute(routed_ ? route_result_.route : nullptr), &failed)) {
-    gatewayError(500, "filter '" + failed + "' failed to start");
-    return;
+  const config::Route* route = routed_ ? route_result_.route : nullptr;
+  // No filter to run (most listeners): the runner is left without a chain; it passes every
+  // event straight on.
+  if (chain_->chainFor(route).size() != 0) {
+    std::string failed;
+    if (!fm_.createFilters(chain_->forRoute(route), &failed)) {
+      gatewayError(500, "filter '" + failed + "' failed to start");
+      return;
+    }
   }
   fm_.decodeHeaders(request_.framing == http::Framing::kNone);
 }
