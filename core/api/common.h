@@ -31,8 +31,10 @@ extern "C" {
  * 1.2: filters: SLUICE_FILTER_ERROR, PAUSE from every data hook, timers, post, request context,
  *      attributes, body buffering and replacement, local replies with headers, the upstream
  *      path; config: resolve_path and depends_on_file.
- * 1.3: filters: sluice_filter_plugin.unused_hooks (hooks a config instance never needs). */
-#define SLUICE_ABI_MINOR 3u
+ * 1.3: filters: sluice_filter_plugin.unused_hooks (hooks a config instance never needs).
+ * 1.4: filters: header names interned once (header_name) and the header calls by handle
+ *      (header_get_named, header_set_named, header_add_named, header_remove_named). */
+#define SLUICE_ABI_MINOR 4u
 
 /* Name of the one symbol a plugin exports (see SLUICE_PLUGIN_EXPORT in the SDK). */
 #define SLUICE_PLUGIN_ENTRY_SYMBOL "sluice_plugin_entry"

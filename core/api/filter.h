@@ -69,6 +69,10 @@ typedef uint32_t sluice_header_map;
 #define SLUICE_HEADERS_REQUEST 0u  /* request headers, as they will be sent upstream */
 #define SLUICE_HEADERS_RESPONSE 1u /* response headers, as they will be sent downstream */
 
+/* A header field name interned by the host (sluice_filter_host_api.header_name, ABI 1.4):
+ * opaque, owned by the host, valid until the process exits. */
+typedef struct sluice_header_name sluice_header_name;
+
 /* ---- Types of ABI 1.2 ---- */
 
 /* Which body a body call works on (same values as sluice_header_map). */
@@ -240,6 +244,39 @@ typedef struct sluice_filter_host_api {
    * (or while paused there) only. Returns 0, or -1 when the path is invalid or the request head
    * has already gone upstream. */
   int (*set_upstream_path)(sluice_stream* stream, sluice_str path);
+
+  /* ---- ABI 1.4: read a field only when struct_size covers it (hosts 1.0..1.3 lack them). ----
+   *
+   * Header names resolved once. header_name interns a name and returns a handle; the *_named
+   * calls take the handle where header_get/set/add/remove take the name, and do what those do
+   * (same arguments otherwise, same results), without looking the name up and checking it on
+   * every call. Resolve each name a filter uses once, in config_create or worker_create, and
+   * keep the handle. */
+
+  /* Interns header field name `name` (copied; a token, RFC 9110 §5.1, 1..256 bytes) and returns
+   * its handle, or NULL when `name` is not a valid field name. The handle is valid for every
+   * stream on every thread until the process exits (the host never frees it, so a handle kept
+   * across a reload or by another config instance stays valid). The same bytes give the same
+   * handle; two spellings of one name (X-Api-Key, x-api-key) give two handles that match the
+   * same fields (names compare case-insensitively) and add or set the field with their own
+   * spelling. Any thread; takes a lock: not for the per-request path. */
+  const sluice_header_name* (*header_name)(sluice_str name);
+  /* header_get by handle: the `index`-th (0-based) field called `name`, or {NULL, 0} when there
+   * is none or `name` is NULL. Borrowed like header_get's result. */
+  sluice_str (*header_get_named)(const sluice_stream* stream, sluice_header_map map,
+                                 const sluice_header_name* name, size_t index);
+  /* header_set by handle: replaces every field called `name` by one with `value` (appends it
+   * when absent). Returns 0, or -1 when `value` is not a valid field value (RFC 9110 §5.5) or
+   * `name` is NULL: the header map is then unchanged. */
+  int (*header_set_named)(sluice_stream* stream, sluice_header_map map,
+                          const sluice_header_name* name, sluice_str value);
+  /* header_add by handle: appends one field. Same return values as header_set_named. */
+  int (*header_add_named)(sluice_stream* stream, sluice_header_map map,
+                          const sluice_header_name* name, sluice_str value);
+  /* header_remove by handle: removes every field called `name`; returns how many (0 when `name`
+   * is NULL). */
+  size_t (*header_remove_named)(sluice_stream* stream, sluice_header_map map,
+                                const sluice_header_name* name);
 } sluice_filter_host_api;
 
 /* The filter's table (sluice_plugin_descriptor.hooks). Optional hooks may be NULL. */

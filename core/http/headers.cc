@@ -620,6 +620,17 @@ const std::string_view* HeaderMap::get(std::string_view name, size_t index) cons
   return nullptr;
 }
 
+const std::string_view* HeaderMap::getResolved(HeaderId id, std::string_view name,
+                                               size_t index) const {
+  if (id != HeaderId::kOther) return get(id, index);
+  for (const auto& f : fields_) {
+    if (f.id == HeaderId::kOther && equalsIgnoreCase(f.name, name) && index-- == 0) {
+      return &f.value;
+    }
+  }
+  return nullptr;
+}
+
 const std::string_view* HeaderMap::get(HeaderId id, size_t index) const {
   if ((present_ & idBit(id)) == 0) return nullptr;
   for (const auto& f : fields_) {

@@ -134,6 +134,18 @@ class HeaderMap {
   size_t count(HeaderId id) const;
   bool has(std::string_view name) const { return get(name) != nullptr; }
   bool has(HeaderId id) const { return (present_ & idBit(id)) != 0; }
+  // By a name resolved beforehand (core/api's interned header names): `id` is headerId(name)
+  // and `name` outlives the map (an appended or set field views it, it is not copied), so
+  // neither the id nor the name is looked at again. Same results as the calls above.
+  void addResolved(HeaderId id, std::string_view name, std::string_view value) {
+    append(id, name, value, true);
+  }
+  void setResolved(HeaderId id, std::string_view name, std::string_view value) {
+    setNamed(id, name, value, true);
+  }
+  size_t removeResolved(HeaderId id, std::string_view name) { return removeNamed(id, name); }
+  const std::string_view* getResolved(HeaderId id, std::string_view name, size_t index) const;
+
   // True when some comma-separated element of any `name` field equals `token`
   // (case-insensitive), e.g. hasToken("Connection", "close").
   bool hasToken(std::string_view name, std::string_view token) const;

@@ -1,7 +1,20 @@
 // The filter host API: C entry points that plugins call, backed by Stream.
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
 #include "core/http/headers.h"
 #include "core/proxy/stream.h"
 #include "core/proxy/stream_registry.h"
+
+// The host's side of the opaque sluice_header_name (ABI 1.4): a name checked and resolved once.
+// Never freed (handles are valid until the process exits).
+struct sluice_header_name {
+  sluice::http::HeaderId id = sluice::http::HeaderId::kOther;  // headerId(spelling)
+  std::string bytes;                                           // the name as interned
+  std::string_view spelling;  // what fields get: `bytes`, or the id's static spelling when equal
+};
 
 namespace sluice::proxy {
 namespace {
@@ -158,6 +171,55 @@ int setUpstreamPath(sluice_stream* s, sluice_str path) {
   return toStream(s)->setUpstreamPath(p) ? 0 : -1;
 }
 
+// ---- ABI 1.4
+
+constexpr size_t kMaxHeaderNameBytes = 256;
+
+const sluice_header_name* headerName(sluice_str name) {
+  const std::string_view n = view(name);
+  if (n.empty() || n.size() > kMaxHeaderNameBytes || !http::isToken(n)) return nullptr;
+  // Process-wide and never destroyed: handles outlive every plugin, config and worker.
+  static std::mutex* mu = new std::mutex;
+  static auto* names = new std::unordered_map<std::string, std::unique_ptr<sluice_header_name>>;
+  std::lock_guard<std::mutex> lock(*mu);
+  auto [it, inserted] = names->try_emplace(std::string(n));
+  if (inserted) {
+    auto h = std::make_unique<sluice_header_name>();
+    h->id = http::headerId(n);
+    h->bytes = it->first;
+    const std::string_view usual = http::headerIdSpelling(h->id);
+    // The id's own spelling keeps a field's name static when a map is copied (copyFrom).
+    h->spelling = h->id != http::HeaderId::kOther && usual == n ? usual : h->bytes;
+    it->second = std::move(h);
+  }
+  return it->second.get();
+}
+
+sluice_str headerGetNamed(const sluice_stream* s, sluice_header_map m, const sluice_header_name* h,
+                          size_t index) {
+  if (h == nullptr) return sluice_str{nullptr, 0};
+  const std::string_view* v = mapOf(s, m).getResolved(h->id, h->spelling, index);
+  return v == nullptr ? sluice_str{nullptr, 0} : cstr(*v);
+}
+
+int headerSetNamed(sluice_stream* s, sluice_header_map m, const sluice_header_name* h,
+                   sluice_str value) {
+  if (h == nullptr || !http::isFieldValue(view(value))) return -1;
+  mapOf(s, m).setResolved(h->id, h->spelling, view(value));
+  return 0;
+}
+
+int headerAddNamed(sluice_stream* s, sluice_header_map m, const sluice_header_name* h,
+                   sluice_str value) {
+  if (h == nullptr || !http::isFieldValue(view(value))) return -1;
+  mapOf(s, m).addResolved(h->id, h->spelling, view(value));
+  return 0;
+}
+
+size_t headerRemoveNamed(sluice_stream* s, sluice_header_map m, const sluice_header_name* h) {
+  return h == nullptr ? 0 : mapOf(s, m).removeResolved(h->id, h->spelling);
+}
+
 const sluice_filter_host_api kFilterHostApi = {
     sizeof(sluice_filter_host_api),
     &method,
@@ -185,6 +247,11 @@ const sluice_filter_host_api kFilterHostApi = {
     &bodyReplace,
     &sendLocalReplyHeaders,
     &setUpstreamPath,
+    &headerName,
+    &headerGetNamed,
+    &headerSetNamed,
+    &headerAddNamed,
+    &headerRemoveNamed,
 };
 
 }  // namespace

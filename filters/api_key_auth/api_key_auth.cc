@@ -116,6 +116,8 @@ ApiKeyAuthConfig::ApiKeyAuthConfig(const sdk::ConfigNode& node, const sdk::Host&
   if (!sdk::isHeaderValue(www_authenticate)) {
     node["www_authenticate"].fail("not a valid header value");
   }
+  if (!header.empty()) header_name = sdk::HeaderName(host, header);
+  if (!consumer_header.empty()) consumer_header_name = sdk::HeaderName(host, consumer_header);
   std::tie(sip_k0_, sip_k1_) = auth::randomSipKey();
   KeyCollector collector(*this);
   if (node.has("keys")) readInlineKeys(node["keys"], collector);
@@ -157,7 +159,7 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
   bool from_header = false;
   bool from_query = false;
   if (!config_.header.empty()) {
-    auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
+    auto value = stream.header(sdk::HeaderMap::kRequest, config_.header_name);
     if (value) {
       key = *value;
       from_header = true;
@@ -178,9 +180,9 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
     // the removal that keeps the key from the upstream counts the fields (one pass over the
     // headers instead of a lookup of a second field and then the removal).
     const size_t fields = config_.strip_credential
-                              ? stream.removeHeader(sdk::HeaderMap::kRequest, config_.header)
-                          : stream.header(sdk::HeaderMap::kRequest, config_.header, 1) ? 2
-                                                                                       : 1;
+                              ? stream.removeHeader(sdk::HeaderMap::kRequest, config_.header_name)
+                          : stream.header(sdk::HeaderMap::kRequest, config_.header_name, 1) ? 2
+                                                                                            : 1;
     invalid = fields > 1;
   }
   const char* reason = nullptr;
@@ -205,14 +207,18 @@ sdk::FilterStatus ApiKeyAuthFilter::onRequestHeaders(sdk::Stream& stream, bool e
     removeConsumerHeader(stream);
     return sdk::FilterStatus::kError;
   }
-  auth::setConsumer(stream, *consumer, "api_key", config_.consumer_header,
-                    auth::ConsumerHeader::kReplace);
+  stream.setContext(auth::kContextConsumer, *consumer);
+  stream.setContext(auth::kContextMethod, "api_key");
+  // Replaces every copy the client sent (by the resolved name: no lookup of it per request).
+  if (!config_.consumer_header_name.empty()) {
+    stream.setHeader(sdk::HeaderMap::kRequest, config_.consumer_header_name, *consumer);
+  }
   return sdk::FilterStatus::kContinue;
 }
 
 void ApiKeyAuthFilter::removeConsumerHeader(sdk::Stream& stream) const {
   if (!config_.consumer_header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
+    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header_name);
   }
 }
 

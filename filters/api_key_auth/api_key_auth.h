@@ -75,6 +75,8 @@ struct ApiKeyAuthConfig {
   bool strip_credential = true;
   std::string consumer_header = "X-Consumer";
   std::string www_authenticate;  // "" = no WWW-Authenticate
+  // `header` and `consumer_header` resolved by the host once (ABI 1.4); empty when unset.
+  sdk::HeaderName header_name, consumer_header_name;
   auth::DecisionCounters counters;
 
   // Adds `key` → `consumer`; false when the key is there already.
@@ -95,6 +97,8 @@ struct ApiKeyAuthConfig {
 // Per request.
 class ApiKeyAuthFilter : public sdk::Filter {
  public:
+  // Nothing per request: one object per worker (the SDK makes none per request).
+  static constexpr bool kPerWorker = true;
   explicit ApiKeyAuthFilter(const ApiKeyAuthConfig& config) : config_(config) {}
   sdk::FilterStatus onRequestHeaders(sdk::Stream& stream, bool end_stream) override;
 

@@ -203,6 +203,12 @@ RateLimitConfig::RateLimitConfig(const sdk::ConfigNode& node, const sdk::Host& h
                          std::to_string(max_keys);
   table = sharedTable(identity, interval_ns, burst, static_cast<size_t>(max_keys));
 
+  for (KeyPart& part : key) {
+    if (part.kind == KeyPart::Kind::kHeader) part.header_name = sdk::HeaderName(host, part.header);
+  }
+  policy_name = sdk::HeaderName(host, "RateLimit-Policy");
+  limit_name = sdk::HeaderName(host, "RateLimit");
+
   sdk::Metrics metrics(host);
   admitted = metrics.counter("requests_total", "Requests through a rate_limit entry.",
                              {{"policy", policy}, {"result", "admitted"}});
@@ -219,7 +225,7 @@ std::string_view RateLimitConfig::partValue(const KeyPart& part, const sdk::Stre
       *ip = clientIp(stream.clientAddress(), ipv6_prefix);
       return *ip;
     case KeyPart::Kind::kHeader:
-      return stream.requestHeader(part.header).value_or(std::string_view());
+      return stream.requestHeader(part.header_name).value_or(std::string_view());
     case KeyPart::Kind::kConsumer:
       return stream.context("consumer").value_or(std::string_view());
     case KeyPart::Kind::kRoute:
@@ -306,8 +312,8 @@ sdk::FilterStatus RateLimitFilter::onRequestHeaders(sdk::Stream& stream, bool /*
 sdk::FilterStatus RateLimitFilter::onResponseHeaders(sdk::Stream& stream, bool /*end_stream*/) {
   if (config_.headers_on_success && limited_) {
     // Added, not set: several rate_limit entries each contribute one list member.
-    stream.addHeader(sdk::HeaderMap::kResponse, "RateLimit-Policy", config_.policy_header);
-    stream.addHeader(sdk::HeaderMap::kResponse, "RateLimit", config_.limitHeader(decision_));
+    stream.addHeader(sdk::HeaderMap::kResponse, config_.policy_name, config_.policy_header);
+    stream.addHeader(sdk::HeaderMap::kResponse, config_.limit_name, config_.limitHeader(decision_));
   }
   return sdk::FilterStatus::kContinue;
 }

@@ -56,6 +56,7 @@ struct KeyPart {
   enum class Kind { kClientIp, kHeader, kConsumer, kRoute, kCluster, kListener };
   Kind kind = Kind::kClientIp;
   std::string header;  // kHeader only
+  sdk::HeaderName header_name;  // `header` resolved by the host (set by RateLimitConfig)
 };
 
 enum class MissingKey { kShared, kAllow, kDeny };
@@ -83,6 +84,7 @@ struct RateLimitConfig {
   std::string policy = "default";
   bool headers_on_success = false;
   std::string policy_header;  // the RateLimit-Policy value, precomputed
+  sdk::HeaderName policy_name, limit_name;  // RateLimit-Policy, RateLimit (ABI 1.4 handles)
   std::shared_ptr<GcraTable> table;
   sdk::Counter admitted, limited, missing;
 

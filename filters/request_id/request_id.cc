@@ -6,10 +6,11 @@
 
 namespace sluice::filters {
 
-RequestIdConfig::RequestIdConfig(const sdk::ConfigNode& node) {
+RequestIdConfig::RequestIdConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"header", "echo_in_response", "trust_incoming"});
   header = node.getString("header", header);
   if (!sdk::isHeaderName(header)) node["header"].fail("'" + header + "' is not a header name");
+  header_name = sdk::HeaderName(host, header);
   echo_in_response = node.getBool("echo_in_response", echo_in_response);
   trust_incoming = node.getBool("trust_incoming", trust_incoming);
 }
@@ -97,10 +98,10 @@ RequestIdWorker::RequestIdWorker(const RequestIdConfig& config, uint32_t worker_
 sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
   bool absent = false;  // known to be absent: the id is appended, no field to replace
   if (config_.trust_incoming) {
-    auto incoming = stream.header(sdk::HeaderMap::kRequest, config_.header);
+    auto incoming = stream.header(sdk::HeaderMap::kRequest, config_.header_name);
     if (!incoming) {
       absent = true;
-    } else if (!stream.header(sdk::HeaderMap::kRequest, config_.header, 1).has_value() &&
+    } else if (!stream.header(sdk::HeaderMap::kRequest, config_.header_name, 1).has_value() &&
                isValidRequestId(*incoming)) {
       incoming_.assign(incoming->data(), incoming->size());
       id_ = incoming_;
@@ -110,9 +111,9 @@ sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool en
   worker_.newId(uuid_);
   id_ = std::string_view(uuid_, kUuidLength);
   if (absent) {
-    stream.addHeader(sdk::HeaderMap::kRequest, config_.header, id_);
+    stream.addHeader(sdk::HeaderMap::kRequest, config_.header_name, id_);
   } else {
-    stream.setHeader(sdk::HeaderMap::kRequest, config_.header, id_);  // replaces every copy
+    stream.setHeader(sdk::HeaderMap::kRequest, config_.header_name, id_);  // replaces every copy
   }
   return sdk::FilterStatus::kContinue;
 }
@@ -120,7 +121,7 @@ sdk::FilterStatus RequestIdFilter::onRequestHeaders(sdk::Stream& stream, bool en
 sdk::FilterStatus RequestIdFilter::onResponseHeaders(sdk::Stream& stream, bool end_stream) {
   // Empty when an earlier filter answered before this one saw the request.
   if (config_.echo_in_response && !id_.empty()) {
-    stream.setHeader(sdk::HeaderMap::kResponse, config_.header, id_);
+    stream.setHeader(sdk::HeaderMap::kResponse, config_.header_name, id_);
   }
   return sdk::FilterStatus::kContinue;
 }

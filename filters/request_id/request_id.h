@@ -25,9 +25,10 @@ namespace sluice::filters {
 
 // Immutable after construction (main thread); read by every worker.
 struct RequestIdConfig {
-  explicit RequestIdConfig(const sdk::ConfigNode& node);
+  RequestIdConfig(const sdk::ConfigNode& node, const sdk::Host& host);
 
   std::string header = "X-Request-Id";
+  sdk::HeaderName header_name;  // `header`, resolved by the host once (ABI 1.4)
   bool echo_in_response = true;
   bool trust_incoming = true;
 };

@@ -32,10 +32,12 @@
 // docs/writing-a-filter.md walks through all of it.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <initializer_list>
 #include <memory>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <type_traits>
 
@@ -80,6 +82,49 @@ struct Header {
 };
 
 class Stream;
+
+namespace internal {
+// True when the host's filter table has the ABI 1.4 calls (its struct_size covers them and they
+// are set: a test double may leave them NULL).
+inline bool hasNamedHeaders(const sluice_filter_host_api* api) {
+  return api != nullptr &&
+         api->struct_size >=
+             offsetof(sluice_filter_host_api, header_remove_named) + sizeof(void (*)()) &&
+         api->header_name != nullptr && api->header_get_named != nullptr &&
+         api->header_set_named != nullptr && api->header_add_named != nullptr &&
+         api->header_remove_named != nullptr;
+}
+}  // namespace internal
+
+// A header field name resolved once (ABI 1.4): build it when the config is read (the config
+// class's constructor taking (node, const Host&)), keep it in the config, and pass it to
+// Stream's header calls instead of the string: the host then neither looks the name up nor
+// checks it per call. On a host without the calls (a test double) it keeps the string and the
+// calls go by name, with the same results. Immutable: safe to read from every worker.
+class HeaderName {
+ public:
+  HeaderName() = default;
+  // `name` must be a valid field name (isHeaderName): check it first to report a config error;
+  // an invalid one gives a HeaderName that matches nothing and sets nothing.
+  HeaderName(const Host& host, std::string_view name) : name_(name) {
+    const sluice_host_api* raw = host.raw();
+    if (raw != nullptr && internal::hasNamedHeaders(raw->filter)) {
+      handle_ = raw->filter->header_name({name_.data(), name_.size()});
+      invalid_ = handle_ == nullptr;
+    }
+  }
+  const std::string& str() const { return name_; }
+  bool empty() const { return name_.empty(); }
+  // The host's handle; nullptr on a host without ABI 1.4's calls.
+  const sluice_header_name* handle() const { return handle_; }
+  // The host refused the name (not a token): every call with it fails or finds nothing.
+  bool invalid() const { return invalid_; }
+
+ private:
+  std::string name_;
+  const sluice_header_name* handle_ = nullptr;
+  bool invalid_ = false;
+};
 
 // A request's name for coming back to its worker from another thread (ABI 1.2). Cheap to copy,
 // safe to keep after the request ended (it is a number, not a pointer). Any thread.
@@ -163,6 +208,39 @@ class Stream {
   // Remove every `name` field; returns how many were removed.
   size_t removeHeader(HeaderMap map, std::string_view name) {
     return api_->header_remove(stream_, toC(map), str(name));
+  }
+
+  // The same four by a resolved name (ABI 1.4): no lookup of the name per call.
+  std::optional<std::string_view> header(HeaderMap map, const HeaderName& name,
+                                         size_t index = 0) const {
+    if (name.handle() == nullptr) {
+      if (name.invalid()) return std::nullopt;
+      return header(map, std::string_view(name.str()), index);
+    }
+    sluice_str v = api_->header_get_named(stream_, toC(map), name.handle(), index);
+    if (v.data == nullptr) return std::nullopt;
+    return std::string_view(v.data, v.len);
+  }
+  std::optional<std::string_view> requestHeader(const HeaderName& name) const {
+    return header(HeaderMap::kRequest, name);
+  }
+  bool setHeader(HeaderMap map, const HeaderName& name, std::string_view value) {
+    if (name.handle() == nullptr) {
+      return !name.invalid() && setHeader(map, std::string_view(name.str()), value);
+    }
+    return api_->header_set_named(stream_, toC(map), name.handle(), str(value)) == 0;
+  }
+  bool addHeader(HeaderMap map, const HeaderName& name, std::string_view value) {
+    if (name.handle() == nullptr) {
+      return !name.invalid() && addHeader(map, std::string_view(name.str()), value);
+    }
+    return api_->header_add_named(stream_, toC(map), name.handle(), str(value)) == 0;
+  }
+  size_t removeHeader(HeaderMap map, const HeaderName& name) {
+    if (name.handle() == nullptr) {
+      return name.invalid() ? 0 : removeHeader(map, std::string_view(name.str()));
+    }
+    return api_->header_remove_named(stream_, toC(map), name.handle());
   }
 
   // Answer locally (status 200..599, body copied). From a request hook, then return kStop; or
@@ -329,9 +407,14 @@ inline bool isHeaderValue(std::string_view value) {
   return value.find_first_of(std::string_view("\r\n\0", 3)) == std::string_view::npos;
 }
 
-// Base of a per-request filter. Every hook defaults to kContinue / no-op; override only what you
-// need (the SDK leaves hooks you do not override NULL in the C table, so the host skips them —
-// body hooks especially). Worker thread only. Do not declare other overloads of these names.
+// Base of a per-request filter. A filter that keeps nothing per request (only references to
+// its config and worker) may declare `static constexpr bool kPerWorker = true;`: the SDK then
+// builds one object per worker, in worker_create, that serves every request of that worker
+// (its hooks run for many requests in turn, interleaved when they pause), and leaves the C
+// table's stream_create/stream_destroy NULL so that the host makes nothing per request. Every hook
+// defaults to kContinue / no-op; override only what you need (the SDK leaves hooks you do not
+// override NULL in the C table, so the host skips them — body hooks especially). Worker thread
+// only. Do not declare other overloads of these names.
 class Filter {
  public:
   virtual ~Filter() = default;

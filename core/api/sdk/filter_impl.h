@@ -21,6 +21,17 @@ struct FilterPlugin {
   using Config = ConfigHolder<ConfigT>;
 
   struct State;
+
+  // A filter class with `static constexpr bool kPerWorker = true` keeps nothing per request:
+  // one object per worker serves every request of that worker, built in worker_create, and the
+  // table has no stream_create/stream_destroy (the host then makes nothing per request and
+  // passes the worker's handle to the hooks).
+  template <typename F, typename = void>
+  struct IsPerWorker : std::false_type {};
+  template <typename F>
+  struct IsPerWorker<F, std::enable_if_t<F::kPerWorker>> : std::true_type {};
+  static constexpr bool kPerWorker = IsPerWorker<FilterT>::value;
+
   // Blocks of State size a worker keeps for reuse: stream_create and stream_destroy run on the
   // worker's thread and every stream state ends before its worker (core/api/filter.h), so a
   // plain per-worker free list replaces a malloc and a free per filter and request. At most
@@ -39,6 +50,7 @@ struct FilterPlugin {
     const Config& config;
     WorkerT worker;
     std::vector<void*> free_states;  // freed State blocks (kRecycle only)
+    std::unique_ptr<State> shared;   // kPerWorker: the one filter object (destroyed first)
   };
 
   // Behind stream_create's handle: the author's per-request filter object.
@@ -98,15 +110,28 @@ struct FilterPlugin {
     try {
       // Owned by the host as an opaque handle until worker_destroy.
       auto w = std::make_unique<Worker>(c, index);
-      if constexpr (kRecycle) w->free_states.reserve(kMaxCachedStates);
-      return w.release();
+      if constexpr (kPerWorker) {
+        // The hooks' `self` is the worker handle: make it the shared State (its owner is the
+        // Worker, which worker_destroy takes back through it).
+        w->shared = std::make_unique<State>(*w);
+        State* st = w->shared.get();
+        w.release();
+        return st;
+      } else {
+        if constexpr (kRecycle) w->free_states.reserve(kMaxCachedStates);
+        return w.release();
+      }
     } catch (...) {
       logException(c.host, "worker_create");
       return nullptr;
     }
   }
   static void workerDestroy(void* worker) noexcept {
-    std::unique_ptr<Worker> owned(static_cast<Worker*>(worker));  // takes back the handle
+    if constexpr (kPerWorker) {
+      std::unique_ptr<Worker> owned(static_cast<State*>(worker)->owner);  // owns the State
+    } else {
+      std::unique_ptr<Worker> owned(static_cast<Worker*>(worker));  // takes back the handle
+    }
   }
   static void* streamCreate(void* worker, sluice_stream* /*stream*/) noexcept {
     Worker& w = *static_cast<Worker*>(worker);
@@ -221,8 +246,8 @@ struct FilterPlugin {
       &configDestroy<ConfigT>,
       &workerCreate,
       &workerDestroy,
-      &streamCreate,
-      &streamDestroy,
+      kPerWorker ? nullptr : &streamCreate,
+      kPerWorker ? nullptr : &streamDestroy,
       kRequestHeaders ? &requestHeaders : nullptr,
       kRequestBody ? &requestBody : nullptr,
       kResponseHeaders ? &responseHeaders : nullptr,
