@@ -400,8 +400,8 @@ void Transport::onReadable(evutil_socket_t, short, void* arg) {
 
 void Transport::readOnce() {
   size_t want = read_size_;
+  const size_t have = evbuffer_get_length(input_);  // asked once: an out-of-line libevent call
   if (options_.read_high_watermark != 0) {
-    size_t have = evbuffer_get_length(input_);
     if (have >= options_.read_high_watermark) {
       read_full_ = true;
       updateEvents();
@@ -419,7 +419,7 @@ void Transport::readOnce() {
   const bool small = large_reads_left_ == 0 && want > kSmallRead;
   // Small reads with nothing buffered go to the owner straight from the scratch buffer
   // (Handlers::on_bytes).
-  if (small && handlers_.on_bytes != nullptr && evbuffer_get_length(input_) == 0) {
+  if (small && handlers_.on_bytes != nullptr && have == 0) {
     readDirect(want < sizeof(t_scratch) ? want : sizeof(t_scratch));
     return;
   }
@@ -567,7 +567,13 @@ void Transport::flush() {
     emit(BEV_EVENT_WRITING | BEV_EVENT_ERROR);
     return;
   }
-  if (st == IoStatus::kWantWrite && evbuffer_get_length(output_) > 0) {
+  // TransportIo::write's contract: kOk leaves output() empty, kWantWrite leaves bytes in it; so
+  // the common case (all written) asks the buffer for its length no more.
+  if (st == IoStatus::kOk) {
+    handlers_.on_drained(handlers_.arg);
+    return;
+  }
+  if (st == IoStatus::kWantWrite) {
     write_blocked_ = true;  // the socket is full: EV_WRITE tells when it drains
     updateEvents();
   } else if (st == IoStatus::kWantRead) {

@@ -30,8 +30,9 @@ class TransportIo {
   // Reads into `iov` (`n_iov` entries, together at most the bytes the caller may take).
   // kOk sets *n > 0.
   virtual IoStatus read(int fd, const iovec* iov, int n_iov, size_t* n) = 0;
-  // Writes from the front of `out` and drains what went out. kOk: `out` is empty;
-  // kWantWrite/kWantRead: some may be left.
+  // Writes from the front of `out` and drains what went out. kOk: `out` is empty (Transport
+  // relies on it and does not ask the buffer again); kWantWrite: bytes are left, to go when the
+  // socket drains; kWantRead (TLS): some may be left, to go when the socket is readable.
   virtual IoStatus write(int fd, evbuffer* out) = 0;
   // True when bytes already read from the socket wait inside the Io (TLS records decrypted
   // ahead): the caller must read again without waiting for the socket.
