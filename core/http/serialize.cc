@@ -55,11 +55,13 @@ class HeadWriter {
     std::memcpy(p_, s.data(), s.size());
     p_ += s.size();
   }
+  // The digits go straight into the head: counted first, then written backwards from their end
+  // (no stack copy and memcpy; a status or Content-Length has a handful of digits).
   void putDecimal(uint64_t v) {
-    char digits[20];
-    char* end = digits + sizeof(digits);
-    char* first = formatDecimal(v, end);
-    put(std::string_view(first, static_cast<size_t>(end - first)));
+    size_t digits = 1;
+    for (uint64_t rest = v; rest >= 10; rest /= 10) ++digits;
+    p_ += digits;
+    formatDecimal(v, p_);
   }
   void putFields(const HeaderMap& headers) {
     for (const auto& f : headers.fields()) {
