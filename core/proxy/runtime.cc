@@ -78,9 +78,11 @@ std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Rou
   return own != nullptr ? *own : shared_from_this();
 }
 
-const WorkerFilterChain& WorkerFilterChain::chainFor(const config::Route* route) {
+std::shared_ptr<WorkerFilterChain> WorkerFilterChain::nonEmptyForRoute(
+    const config::Route* route) {
   const std::shared_ptr<WorkerFilterChain>* own = routeChain(route);
-  return own != nullptr ? **own : *this;
+  if (own != nullptr) return (*own)->size() != 0 ? *own : nullptr;
+  return size() != 0 ? shared_from_this() : nullptr;
 }
 
 const std::shared_ptr<WorkerFilterChain>* WorkerFilterChain::routeChain(

@@ -129,9 +129,9 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // info() is the listener's (name, stats, access logs, limits) with the composed `filters`,
   // and info().route names the route. Worker thread. Never null.
   std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
-  // The same chain without taking a reference (valid while this chain is): lets a stream see
-  // that it has no filter to run before it pays for the shared_ptr.
-  const WorkerFilterChain& chainFor(const config::Route* route);
+  // forRoute(route), or nullptr when that chain has no filter (most listeners): one route
+  // lookup, and no reference taken when there is nothing to run. Worker thread.
+  std::shared_ptr<WorkerFilterChain> nonEmptyForRoute(const config::Route* route);
 
   // Attaches `routes` (WorkerRuntime calls this for every live listener chain when the table
   // changes): builds this worker's instances of the route chains of this listener; a route

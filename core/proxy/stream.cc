@@ -176,9 +176,9 @@ void Stream::onRequestHead(http::MessageHead& head) {
   const config::Route* route = routed_ ? route_result_.route : nullptr;
   // No filter to run (most listeners): the runner is left without a chain; it passes every
   // event straight on.
-  if (chain_->chainFor(route).size() != 0) {
+  if (std::shared_ptr<WorkerFilterChain> chain = chain_->nonEmptyForRoute(route)) {
     std::string failed;
-    if (!fm_.createFilters(chain_->forRoute(route), &failed)) {
+    if (!fm_.createFilters(std::move(chain), &failed)) {
       gatewayError(500, "filter '" + failed + "' failed to start");
       return;
     }

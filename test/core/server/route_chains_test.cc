@@ -155,6 +155,11 @@ TEST(RouteChains, WorkerChainsShareListenerInstancesAndResolveRoutesByIndex) {
   EXPECT_EQ(chain->forRoute(&routes[2])->size(), 1u);
   EXPECT_EQ(chain->forRoute(&routes[3])->name(0), "headers");
   EXPECT_EQ(per->forRoute(&routes[2]), per) << "a route chain has no route chains of its own";
+  // What a stream asks: the same chain, as long as it has a filter to run.
+  for (const config::Route* r : {static_cast<const config::Route*>(nullptr), &routes[0],
+                                 &routes[1], &routes[2], &routes[3]}) {
+    EXPECT_EQ(chain->nonEmptyForRoute(r), chain->forRoute(r));
+  }
 
   // A new table whose chains for `off` and `only` are the same objects: kept, with their
   // instances; `per` changed: rebuilt, still sharing the listener's request_id instance.
@@ -180,6 +185,12 @@ TEST(RouteChains, ReplaceWithNoFiltersRunsNoFilterAndAFailingRouteEntryFailsTheB
   ASSERT_TRUE(fx.build(yaml("  - {name: bare, prefix: /b, cluster: c, filters_mode: replace}\n")));
   ASSERT_NE(fx.chain("edge", 0), nullptr);
   EXPECT_TRUE(fx.chain("edge", 0)->filters.empty());
+  auto worker = std::make_shared<proxy::WorkerFilterChain>(fx.built.listeners[0], 0);
+  worker->setRoutes(fx.built.routes);
+  const config::Route* bare = &fx.built.config->routes[0];
+  ASSERT_EQ(worker->forRoute(bare)->size(), 0u);
+  EXPECT_EQ(worker->nonEmptyForRoute(bare), nullptr) << "a stream on `bare` runs no filter";
+  EXPECT_EQ(worker->nonEmptyForRoute(nullptr), worker) << "the listener's chain has filters";
 
   std::vector<std::string> errors;
   auto config =
