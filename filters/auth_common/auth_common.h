@@ -99,7 +99,9 @@ bool stripCredential(sdk::Stream& stream, bool strip, std::string_view header, b
                      std::string_view query_param);
 
 // A header-name key: absent → `def`; "" allowed when `allow_empty` (meaning "off"); otherwise
-// must be a token (RFC 9110 §5.1). Throws ConfigError at the node.
+// must be a token (RFC 9110 §5.1) of at most 256 bytes (what the host's header_name interns:
+// a longer name would give a sdk::HeaderName that matches and sets nothing). Throws ConfigError
+// at the node.
 std::string headerNameKey(const sdk::ConfigNode& map, const char* key, const std::string& def,
                           bool allow_empty);
 

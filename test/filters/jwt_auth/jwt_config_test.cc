@@ -59,6 +59,9 @@ TEST_F(JwtAuthTest, RefusesBadConfigs) {
            {"algorithms: [HS256]\nsecret: " + kSecret +
                 "\nforward_claims: [{claim: sub, header: x-consumer}]\n",
             "a claim header must differ from the token and consumer headers"},
+           {"algorithms: [HS256]\nsecret: " + kSecret +
+                "\nconsumer_header: " + std::string(257, 'h') + "\n",
+            "header name longer than 256 bytes"},
            {"algorithms: [HS256]\nsecret: " + kSecret + "\nleeway_s: 99999\n",
             "expected an integer from 0 to 3600"},
        }) {
