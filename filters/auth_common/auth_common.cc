@@ -229,8 +229,8 @@ std::string removeQueryParam(std::string_view target, std::string_view name) {
   return out;
 }
 
-bool stripCredential(sdk::Stream& stream, bool strip, std::string_view header, bool from_query,
-                     std::string_view query_param) {
+bool stripCredential(sdk::Stream& stream, bool strip, const sdk::HeaderName& header,
+                     bool from_query, std::string_view query_param) {
   if (!strip) return true;
   if (!header.empty()) stream.removeHeader(sdk::HeaderMap::kRequest, header);
   return !from_query || stripQueryCredential(stream, query_param);
@@ -282,7 +282,7 @@ sdk::FilterStatus replyUnauthorized(sdk::Stream& stream, std::string_view reason
 }
 
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const std::string& header, ConsumerHeader mode) {
+                 const sdk::HeaderName& header, ConsumerHeader mode) {
   if (!consumer.empty()) stream.setContext(kContextConsumer, consumer);
   stream.setContext(kContextMethod, method);
   if (header.empty()) return;

@@ -91,12 +91,12 @@ std::string removeQueryParam(std::string_view target, std::string_view name);
 // it (Stream::setUpstreamPath on the routed path). False when the host refused the new path.
 bool stripQueryCredential(sdk::Stream& stream, std::string_view name);
 
-// After a credential was accepted, with `strip` on: removes header `header` (when not empty)
-// and, when the credential came from the query (`from_query`), query parameter `query_param`
-// (stripQueryCredential). False when the host refused the shortened path: the hook then returns
-// kError (failure_mode decides) rather than forward the credential.
-bool stripCredential(sdk::Stream& stream, bool strip, std::string_view header, bool from_query,
-                     std::string_view query_param);
+// After a credential was accepted, with `strip` on: removes header `header` (when not empty;
+// resolved at config load) and, when the credential came from the query (`from_query`), query
+// parameter `query_param` (stripQueryCredential). False when the host refused the shortened
+// path: the hook then returns kError (failure_mode decides) rather than forward the credential.
+bool stripCredential(sdk::Stream& stream, bool strip, const sdk::HeaderName& header,
+                     bool from_query, std::string_view query_param);
 
 // A header-name key: absent → `def`; "" allowed when `allow_empty` (meaning "off"); otherwise
 // must be a token (RFC 9110 §5.1) of at most 256 bytes (what the host's header_name interns:
@@ -121,14 +121,15 @@ inline constexpr std::string_view kContextConsumer = "consumer";
 inline constexpr std::string_view kContextMethod = "auth.method";
 
 // Marks the request as authenticated: context `consumer` = consumer (when not empty) and
-// `auth.method` = method; when `header` is not empty, adds it to the request with `consumer`.
+// `auth.method` = method; when `header` (resolved at config load) is not empty, adds it to the
+// request with `consumer`.
 // kAppend: callers must remove incoming copies of `header` before authenticating: it is
 // appended. kReplace: every incoming copy is replaced by the one field (removed when `consumer`
 // is empty), in one pass over the headers; callers then remove the copies themselves only on
 // the paths that do not reach setConsumer.
 enum class ConsumerHeader { kAppend, kReplace };
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const std::string& header, ConsumerHeader mode = ConsumerHeader::kAppend);
+                 const sdk::HeaderName& header, ConsumerHeader mode = ConsumerHeader::kAppend);
 
 // The decision counters every auth filter exports: sluice_plugin_<plugin>_allowed_total and
 // sluice_plugin_<plugin>_denied_total{reason="<reason, spaces as '_'>"}, one series per reason

@@ -37,6 +37,8 @@ BasicAuthConfig::BasicAuthConfig(const sdk::ConfigNode& node, const sdk::Host& h
   if (auth::equalsIgnoreCase(consumer_header, "Authorization")) {
     node["consumer_header"].fail("consumer_header cannot be Authorization");
   }
+  authorization_name = sdk::HeaderName(host, "Authorization");
+  if (!consumer_header.empty()) consumer_header_name = sdk::HeaderName(host, consumer_header);
   cache_ttl_us = static_cast<uint64_t>(node.getInt("cache_ttl_s", 60, 0, 86400)) * 1'000'000;
   cache_max_entries = static_cast<size_t>(node.getInt("cache_max_entries", 10000, 1, 10'000'000));
   counters = auth::DecisionCounters(host, {"missing credentials", "malformed credentials",
@@ -147,21 +149,25 @@ sdk::FilterStatus BasicAuthFilter::finish(sdk::Stream& stream, bool ok, const st
   }
   if (digest != nullptr) worker_.remember(user, *digest, stream.startTimeUs());
   config_.counters.allowed();
-  if (config_.strip_credential) stream.removeHeader(sdk::HeaderMap::kRequest, "Authorization");
-  auth::setConsumer(stream, user, "basic", config_.consumer_header);
+  if (config_.strip_credential) {
+    stream.removeHeader(sdk::HeaderMap::kRequest, config_.authorization_name);
+  }
+  auth::setConsumer(stream, user, "basic", config_.consumer_header_name);
   return sdk::FilterStatus::kContinue;
 }
 
 sdk::FilterStatus BasicAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
+  // A client-sent consumer header never reaches the upstream (by the names resolved at config
+  // load: no lookup of them per request).
   if (!config_.consumer_header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
+    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header_name);
   }
-  auto authorization = stream.requestHeader("Authorization");
+  auto authorization = stream.requestHeader(config_.authorization_name);
   std::string reason;
   std::string user, password;
   if (!authorization) {
     reason = "missing credentials";
-  } else if (stream.header(sdk::HeaderMap::kRequest, "Authorization", 1) ||
+  } else if (stream.header(sdk::HeaderMap::kRequest, config_.authorization_name, 1) ||
              authorization->size() > kMaxAuthorizationBytes) {
     reason = "malformed credentials";
   } else {

@@ -81,6 +81,9 @@ struct BasicAuthConfig {
   std::string www_authenticate;  // built from realm
   bool strip_credential = true;
   std::string consumer_header = "X-Consumer";
+  // Authorization and `consumer_header` resolved by the host once (ABI 1.4); the consumer's is
+  // empty when unset.
+  sdk::HeaderName authorization_name, consumer_header_name;
   uint64_t cache_ttl_us = 60'000'000;
   size_t cache_max_entries = 10000;
   auth::DecisionCounters counters;

@@ -146,6 +146,8 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
   if (!consumer_header.empty() && auth::equalsIgnoreCase(consumer_header, header)) {
     node["consumer_header"].fail("consumer_header must differ from header");
   }
+  if (!header.empty()) header_name = sdk::HeaderName(host, header);
+  if (!consumer_header.empty()) consumer_header_name = sdk::HeaderName(host, consumer_header);
   if (node.has("forward_claims")) {
     sdk::ConfigNode list = node["forward_claims"];
     if (!list.isSequence()) list.fail("expected a list of {claim, header}");
@@ -165,6 +167,7 @@ JwtAuthConfig::JwtAuthConfig(const sdk::ConfigNode& node, const sdk::Host& host)
                                  auth::equalsIgnoreCase(fc.header, consumer_header))) {
         entry["header"].fail("a claim header must differ from the token and consumer headers");
       }
+      if (!fc.header.empty()) fc.header_name = sdk::HeaderName(host, fc.header);
       forward_claims.push_back(std::move(fc));
     }
   }
@@ -193,20 +196,21 @@ sdk::FilterStatus JwtAuthFilter::refuse(sdk::Stream& stream, const std::string& 
 }
 
 sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_stream) {
-  // The upstream must never see identity headers the client wrote.
+  // The upstream must never see identity headers the client wrote (by the names resolved at
+  // config load: no lookup of them per request).
   if (!config_.consumer_header.empty()) {
-    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header);
+    stream.removeHeader(sdk::HeaderMap::kRequest, config_.consumer_header_name);
   }
   for (const auto& fc : config_.forward_claims) {
-    if (!fc.header.empty()) stream.removeHeader(sdk::HeaderMap::kRequest, fc.header);
+    if (!fc.header.empty()) stream.removeHeader(sdk::HeaderMap::kRequest, fc.header_name);
   }
 
   std::optional<std::string> token;
   bool from_query = false;
   if (!config_.header.empty()) {
-    auto value = stream.header(sdk::HeaderMap::kRequest, config_.header);
+    auto value = stream.header(sdk::HeaderMap::kRequest, config_.header_name);
     if (value) {
-      if (stream.header(sdk::HeaderMap::kRequest, config_.header, 1)) {
+      if (stream.header(sdk::HeaderMap::kRequest, config_.header_name, 1)) {
         return refuse(stream, "malformed token", false);
       }
       std::string_view v = *value;
@@ -245,7 +249,7 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
 
   config_.counters.allowed();
   // Neither in a header nor in the request line (see api_key_auth).
-  if (!auth::stripCredential(stream, config_.strip_credential, config_.header, from_query,
+  if (!auth::stripCredential(stream, config_.strip_credential, config_.header_name, from_query,
                              config_.query_param)) {
     return sdk::FilterStatus::kError;
   }
@@ -253,14 +257,14 @@ sdk::FilterStatus JwtAuthFilter::onRequestHeaders(sdk::Stream& stream, bool end_
   if (auto c = claims.find(config_.consumer_claim); c != claims.end() && c->is_string()) {
     if (std::optional<std::string> text = claimText(*c)) consumer = std::move(*text);
   }
-  auth::setConsumer(stream, consumer, "jwt", config_.consumer_header);
+  auth::setConsumer(stream, consumer, "jwt", config_.consumer_header_name);
   for (const auto& fc : config_.forward_claims) {
     auto c = claims.find(fc.claim);
     if (c == claims.end()) continue;
     std::optional<std::string> text = claimText(*c);
     if (!text) continue;
     stream.setContext("jwt." + fc.claim, *text);
-    if (!fc.header.empty()) stream.setHeader(sdk::HeaderMap::kRequest, fc.header, *text);
+    if (!fc.header.empty()) stream.setHeader(sdk::HeaderMap::kRequest, fc.header_name, *text);
   }
   return sdk::FilterStatus::kContinue;
 }

@@ -100,9 +100,12 @@ struct JwtAuthConfig {
   std::string consumer_header = "X-Consumer";
   struct ForwardClaim {
     std::string claim;
-    std::string header;  // "" = context only
+    std::string header;           // "" = context only
+    sdk::HeaderName header_name;  // `header` resolved by the host once (ABI 1.4); empty when unset
   };
   std::vector<ForwardClaim> forward_claims;
+  // `header` and `consumer_header` resolved by the host once (ABI 1.4); empty when unset.
+  sdk::HeaderName header_name, consumer_header_name;
   std::string realm;
   size_t signature_cache_size = 1000;
   auth::DecisionCounters counters;

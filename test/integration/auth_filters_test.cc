@@ -214,6 +214,32 @@ TEST_F(AuthFiltersTest, BasicAuthDoesNotBlockTheWorker) {
   EXPECT_EQ(slow_done, 2);
 }
 
+// The header calls by resolved name (ABI 1.4 handles) in the real host: every client copy of a
+// custom consumer header, in any letter case, replaced by the user name; Authorization kept with
+// strip_credential: false, and two Authorization fields refused.
+TEST_F(AuthFiltersTest, BasicAuthHeadersByHandle) {
+  std::string htpasswd = writeTemp("htpasswd", "alice:" + bcrypt("pw") + "\n");
+  auto gw = startGateway(*backend_, R"(
+      - name: basic_auth
+        config:
+          htpasswd_file: )" + htpasswd + R"(
+          consumer_header: X-Basic-User
+          strip_credential: false)");
+  ASSERT_TRUE(gw->ready());
+  const std::string credentials = basicHeader("alice:pw");
+  Response ok = httpGet(
+      gw->port(), "/gateway/echo/x",
+      {{"x-basic-user", "admin"}, {"Authorization", credentials}, {"X-BASIC-USER", "root"}});
+  ASSERT_TRUE(ok.complete) << ok.error;
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(echoHeaderValues(ok.body, "X-Basic-User"), std::vector<std::string>{"alice"});
+  EXPECT_EQ(echoHeaderValues(ok.body, "Authorization"), std::vector<std::string>{credentials});
+  EXPECT_TRUE(
+      isUnauthorized(httpGet(gw->port(), "/gateway/echo/x",
+                             {{"Authorization", credentials}, {"authorization", credentials}}),
+                     "malformed credentials"));
+}
+
 TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {
   tj::Pkey rsa = tj::generateRsa(2048);
   const std::string secret = "integration-test-hmac-secret-0123456789";
@@ -269,6 +295,55 @@ TEST_F(AuthFiltersTest, JwtAuthHs256AndRs256FromJwks) {
     EXPECT_EQ(echoHeaderValues(ok.body, "X-Tenant"), std::vector<std::string>{"acme"});
     EXPECT_TRUE(echoHeaderValues(ok.body, "Authorization").empty()) << ok.body;
   }
+}
+
+// The header calls by resolved name (ABI 1.4 handles) in the real host: the token read from and
+// removed in a custom header (two fields refused, Authorization not read); every client copy of
+// the consumer and claim headers, in any letter case, removed, also when the token has no value
+// to put there; the forwarded claim set.
+TEST_F(AuthFiltersTest, JwtAuthHeadersByHandle) {
+  const std::string secret = "handle-test-hmac-secret-0123456789abcdef";
+  auto gw = startGateway(*backend_, R"(
+      - name: jwt_auth
+        config:
+          algorithms: [HS256]
+          secret: )" + secret + R"(
+          header: X-Token
+          consumer_header: X-Jwt-Sub
+          forward_claims: [{claim: tenant, header: X-Tenant}, {claim: role, header: X-Role}])");
+  ASSERT_TRUE(gw->ready());
+  int64_t now = std::chrono::duration_cast<std::chrono::seconds>(
+                    std::chrono::system_clock::now().time_since_epoch())
+                    .count();
+  std::string token = tj::signWithSecret(
+      secret, Json::object(), {{"sub", "user-1"}, {"tenant", "acme"}, {"exp", now + 600}});
+  Response ok = httpGet(gw->port(), "/gateway/echo/x",
+                        {{"x-jwt-sub", "admin"},
+                         {"X-Token", token},
+                         {"X-JWT-SUB", "root"},
+                         {"x-tenant", "evil"},
+                         {"X-Role", "admin"},
+                         {"x-role", "root"}});
+  ASSERT_TRUE(ok.complete) << ok.error;
+  EXPECT_EQ(ok.status, 200) << ok.body;
+  EXPECT_EQ(echoHeaderValues(ok.body, "X-Jwt-Sub"), std::vector<std::string>{"user-1"});
+  EXPECT_EQ(echoHeaderValues(ok.body, "X-Tenant"), std::vector<std::string>{"acme"});
+  EXPECT_TRUE(echoHeaderValues(ok.body, "X-Role").empty()) << "forged claim header kept";
+  EXPECT_TRUE(echoHeaderValues(ok.body, "X-Token").empty()) << "token forwarded";
+
+  std::string no_sub = tj::signWithSecret(secret, Json::object(), {{"exp", now + 600}});
+  Response anonymous = httpGet(gw->port(), "/gateway/echo/x",
+                               {{"X-Token", no_sub}, {"X-Jwt-Sub", "admin"}, {"X-Tenant", "evil"}});
+  EXPECT_EQ(anonymous.status, 200) << anonymous.body;
+  EXPECT_TRUE(echoHeaderValues(anonymous.body, "X-Jwt-Sub").empty()) << "forged consumer kept";
+  EXPECT_TRUE(echoHeaderValues(anonymous.body, "X-Tenant").empty()) << "forged claim header kept";
+
+  EXPECT_TRUE(isUnauthorized(
+      httpGet(gw->port(), "/gateway/echo/x", {{"X-Token", token}, {"x-token", token}}),
+      "malformed token"));
+  EXPECT_TRUE(
+      isUnauthorized(httpGet(gw->port(), "/gateway/echo/x", {{"Authorization", "Bearer " + token}}),
+                     "missing token"));
 }
 
 // Per route: a public route disables the listener's api_key_auth, another gives it its own keys
