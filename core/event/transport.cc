@@ -618,7 +618,11 @@ void Transport::resetOnClose() {
 // ---------------------------------------------------------------- PlainIo
 
 IoStatus PlainIo::read(int fd, const iovec* iov, int n_iov, size_t* n) {
-  ssize_t r = readv(fd, iov, n_iov);
+  // One buffer (the common case: Transport::readDirect's scratch buffer) is read with recv(2):
+  // the kernel's readv path also imports the iovec array and takes the file-position path
+  // (fdget_pos), about 2% of a proxied request's CPU on loopback (perf); nginx and HAProxy
+  // read with recv too.
+  ssize_t r = n_iov == 1 ? recv(fd, iov[0].iov_base, iov[0].iov_len, 0) : readv(fd, iov, n_iov);
   if (r > 0) {
     *n = static_cast<size_t>(r);
     return IoStatus::kOk;
@@ -631,7 +635,16 @@ IoStatus PlainIo::read(int fd, const iovec* iov, int n_iov, size_t* n) {
 
 IoStatus PlainIo::write(int fd, evbuffer* out) {
   errno = 0;
-  int n = evbuffer_write(out, fd);
+  // Bytes in one chain (a head and a small body appended to it: most writes) go with send(2),
+  // for the reason read() uses recv(2); more chains with libevent's writev.
+  evbuffer_iovec first[2];
+  ssize_t n;
+  if (evbuffer_peek(out, -1, nullptr, first, 2) == 1) {
+    n = send(fd, first[0].iov_base, first[0].iov_len, MSG_NOSIGNAL);
+    if (n > 0) evbuffer_drain(out, static_cast<size_t>(n));
+  } else {
+    n = evbuffer_write(out, fd);
+  }
   if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR) {
     error_ = strerror(errno);
     return IoStatus::kError;
