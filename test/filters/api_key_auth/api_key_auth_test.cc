@@ -52,6 +52,7 @@ TEST(ApiKeyAuthTest, ValidKeyNamesTheConsumer) {
   EXPECT_EQ(req(s, "X-Consumer"), std::vector<std::string>{"bob"});
   EXPECT_TRUE(req(s, "X-Api-Key").empty()) << "the key went upstream";
   EXPECT_EQ(req(s, "Accept"), std::vector<std::string>{"*/*"});
+  EXPECT_GE(s.named_header_calls, 3) << "the key read and removed, the consumer set: by handle";
 }
 
 TEST(ApiKeyAuthTest, MissingKeyIs401WithJson) {

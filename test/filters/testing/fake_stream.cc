@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
+#include <deque>
+#include <mutex>
 #include <string_view>
 
 #include "test/filters/testing/filter_harness.h"
@@ -37,18 +39,70 @@ size_t removeAll(Headers& h, std::string_view name) {
   return before - h.size();
 }
 
+// The by-string header calls; the ABI 1.4 calls by handle forward to them.
+sluice_str headerGet(const sluice_stream* s, sluice_header_map m, sluice_str name, size_t index) {
+  for (const auto& [n, v] : FakeStream::of(s).headers(m)) {
+    if (same(n, view(name)) && index-- == 0) return str(v);
+  }
+  return sluice_str{nullptr, 0};
+}
+
+int headerSet(sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
+  if (!validField(view(name), view(value))) return -1;
+  Headers& h = FakeStream::of(s).headers(m);
+  auto first = std::find_if(h.begin(), h.end(), [&](auto& f) { return same(f.first, view(name)); });
+  if (first == h.end()) {
+    h.emplace_back(std::string(view(name)), std::string(view(value)));
+    return 0;
+  }
+  size_t at = first - h.begin();
+  removeAll(h, view(name));
+  h.emplace(h.begin() + at, std::string(view(name)), std::string(view(value)));
+  return 0;
+}
+
+int headerAdd(sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
+  if (!validField(view(name), view(value))) return -1;
+  FakeStream::of(s).headers(m).emplace_back(std::string(view(name)), std::string(view(value)));
+  return 0;
+}
+
+size_t headerRemove(sluice_stream* s, sluice_header_map m, sluice_str name) {
+  return removeAll(FakeStream::of(s).headers(m), view(name));
+}
+
+// ABI 1.4 handles: the interned bytes, never freed (as the host's). The handle is opaque to
+// the filter; this fake's is a pointer to its InternedName.
+struct InternedName {
+  std::string bytes;
+};
+
+const sluice_header_name* internName(sluice_str name) {
+  static std::mutex mu;
+  static std::deque<InternedName> names;  // stable addresses
+  std::string_view n = view(name);
+  if (n.empty() || n.size() > 256 || !validField(n, "")) return nullptr;
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = std::find_if(names.begin(), names.end(), [&](const auto& e) { return e.bytes == n; });
+  const InternedName* e =
+      it != names.end() ? &*it : &names.emplace_back(InternedName{std::string(n)});
+  return reinterpret_cast<const sluice_header_name*>(e);
+}
+
+// The handle's name, counting the call on the stream; {NULL, 0} for a NULL handle.
+sluice_str named(const sluice_stream* s, const sluice_header_name* name) {
+  ++FakeStream::of(s).named_header_calls;
+  if (name == nullptr) return sluice_str{nullptr, 0};
+  return str(reinterpret_cast<const InternedName*>(name)->bytes);
+}
+
 const sluice_filter_host_api kApi = {
     sizeof(sluice_filter_host_api),
     [](const sluice_stream* s) { return str(FakeStream::of(s).method); },
     [](const sluice_stream* s) { return str(FakeStream::of(s).path); },
     [](const sluice_stream* s) { return str(FakeStream::of(s).client_address); },
     [](const sluice_stream* s) { return FakeStream::of(s).response_status; },
-    [](const sluice_stream* s, sluice_header_map m, sluice_str name, size_t index) {
-      for (const auto& [n, v] : FakeStream::of(s).headers(m)) {
-        if (same(n, view(name)) && index-- == 0) return str(v);
-      }
-      return sluice_str{nullptr, 0};
-    },
+    headerGet,
     [](const sluice_stream* s, sluice_header_map m) { return FakeStream::of(s).headers(m).size(); },
     [](const sluice_stream* s, sluice_header_map m, size_t i, sluice_str* name, sluice_str* value) {
       const Headers& h = FakeStream::of(s).headers(m);
@@ -57,28 +111,9 @@ const sluice_filter_host_api kApi = {
       *value = str(h[i].second);
       return 0;
     },
-    [](sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
-      if (!validField(view(name), view(value))) return -1;
-      Headers& h = FakeStream::of(s).headers(m);
-      auto first =
-          std::find_if(h.begin(), h.end(), [&](auto& f) { return same(f.first, view(name)); });
-      if (first == h.end()) {
-        h.emplace_back(std::string(view(name)), std::string(view(value)));
-        return 0;
-      }
-      size_t at = first - h.begin();
-      removeAll(h, view(name));
-      h.emplace(h.begin() + at, std::string(view(name)), std::string(view(value)));
-      return 0;
-    },
-    [](sluice_stream* s, sluice_header_map m, sluice_str name, sluice_str value) {
-      if (!validField(view(name), view(value))) return -1;
-      FakeStream::of(s).headers(m).emplace_back(std::string(view(name)), std::string(view(value)));
-      return 0;
-    },
-    [](sluice_stream* s, sluice_header_map m, sluice_str name) {
-      return removeAll(FakeStream::of(s).headers(m), view(name));
-    },
+    headerSet,
+    headerAdd,
+    headerRemove,
     [](sluice_stream* s, uint32_t status, sluice_str content_type, sluice_str body) {
       FakeStream::of(s).local_reply =
           LocalReply{status, std::string(view(content_type)), std::string(view(body))};
@@ -161,6 +196,23 @@ const sluice_filter_host_api kApi = {
       }
       FakeStream::of(s).attributes[SLUICE_ATTR_UPSTREAM_PATH] = std::string(p);
       return 0;
+    },
+    // ABI 1.4.
+    internName,
+    [](const sluice_stream* s, sluice_header_map m, const sluice_header_name* name, size_t index) {
+      return headerGet(s, m, named(s, name), index);
+    },
+    [](sluice_stream* s, sluice_header_map m, const sluice_header_name* name, sluice_str value) {
+      sluice_str n = named(s, name);
+      return n.data == nullptr ? -1 : headerSet(s, m, n, value);
+    },
+    [](sluice_stream* s, sluice_header_map m, const sluice_header_name* name, sluice_str value) {
+      sluice_str n = named(s, name);
+      return n.data == nullptr ? -1 : headerAdd(s, m, n, value);
+    },
+    [](sluice_stream* s, sluice_header_map m, const sluice_header_name* name) -> size_t {
+      sluice_str n = named(s, name);
+      return n.data == nullptr ? 0 : headerRemove(s, m, n);
     },
 };
 

@@ -59,16 +59,17 @@ class FakeStream {
   std::optional<LocalReply> local_reply;
   int resumed = 0;
   // ABI 1.2 state.
-  std::map<std::string, std::string> context;              // context_set / context_get
-  std::map<sluice_attribute, std::string> attributes;      // attribute(); absent = {NULL, 0}
-  uint64_t start_time_us = 1000;                           // SLUICE_CLOCK_MONOTONIC
-  uint64_t start_time_unix_us = 1700000000000000;          // SLUICE_CLOCK_REALTIME
-  std::vector<FakeTimer> timers;                           // armed, not yet fired or cancelled
+  std::map<std::string, std::string> context;          // context_set / context_get
+  std::map<sluice_attribute, std::string> attributes;  // attribute(); absent = {NULL, 0}
+  uint64_t start_time_us = 1000;                       // SLUICE_CLOCK_MONOTONIC
+  uint64_t start_time_unix_us = 1700000000000000;      // SLUICE_CLOCK_REALTIME
+  std::vector<FakeTimer> timers;                       // armed, not yet fired or cancelled
   uint64_t next_timer_id = 1;
-  std::optional<BufferRequest> buffer_request[2];          // [SLUICE_BODY_REQUEST/RESPONSE]
-  std::optional<std::string> replaced_body[2];             // body_replace
-  bool in_body_hook = false;                               // the harness sets it during body hooks
-  sluice_stream_ref ref = 0;                               // stream_ref (set by the harness)
+  std::optional<BufferRequest> buffer_request[2];  // [SLUICE_BODY_REQUEST/RESPONSE]
+  std::optional<std::string> replaced_body[2];     // body_replace
+  bool in_body_hook = false;                       // the harness sets it during body hooks
+  sluice_stream_ref ref = 0;                       // stream_ref (set by the harness)
+  int named_header_calls = 0;        // ABI 1.4 header_*_named calls made on this stream
   void* self = nullptr;              // the filter's stream_create handle (FilterHarness)
   FilterHarness* harness = nullptr;  // the harness that has this stream open, if any
 
@@ -84,7 +85,10 @@ class FakeStream {
   static FakeStream& of(const sluice_stream* s) {
     return *reinterpret_cast<FakeStream*>(const_cast<sluice_stream*>(s));
   }
-  // The host table over FakeStreams.
+  // The host table over FakeStreams: every call up to ABI 1.4, the header-name handles
+  // included (header_name interns like the real host: same bytes, same handle; a name that is
+  // not a token of 1..256 bytes gets NULL). A filter's fallback to the by-string calls (a host
+  // older than 1.4) is tested in //test/integration:header_names_test.
   static const sluice_filter_host_api* api();
 };
 
