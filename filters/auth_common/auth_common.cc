@@ -282,18 +282,11 @@ sdk::FilterStatus replyUnauthorized(sdk::Stream& stream, std::string_view reason
 }
 
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const sdk::HeaderName& header, ConsumerHeader mode) {
+                 const sdk::HeaderName& header) {
   if (!consumer.empty()) stream.setContext(kContextConsumer, consumer);
   stream.setContext(kContextMethod, method);
-  if (header.empty()) return;
-  if (mode == ConsumerHeader::kReplace) {
-    if (consumer.empty()) {
-      stream.removeHeader(sdk::HeaderMap::kRequest, header);
-    } else {
-      stream.setHeader(sdk::HeaderMap::kRequest, header, consumer);  // replaces every copy
-    }
-  } else if (!consumer.empty()) {
-    // Appended: the callers removed the client's copies before authenticating (no scan).
+  // Appended: the callers removed the client's copies before authenticating (no scan).
+  if (!header.empty() && !consumer.empty()) {
     stream.addHeader(sdk::HeaderMap::kRequest, header, consumer);
   }
 }

@@ -121,15 +121,11 @@ inline constexpr std::string_view kContextConsumer = "consumer";
 inline constexpr std::string_view kContextMethod = "auth.method";
 
 // Marks the request as authenticated: context `consumer` = consumer (when not empty) and
-// `auth.method` = method; when `header` (resolved at config load) is not empty, adds it to the
-// request with `consumer`.
-// kAppend: callers must remove incoming copies of `header` before authenticating: it is
-// appended. kReplace: every incoming copy is replaced by the one field (removed when `consumer`
-// is empty), in one pass over the headers; callers then remove the copies themselves only on
-// the paths that do not reach setConsumer.
-enum class ConsumerHeader { kAppend, kReplace };
+// `auth.method` = method; when `header` (resolved at config load) is not empty, appends it to
+// the request with `consumer`. Callers must remove incoming copies of `header` before
+// authenticating (on every path, refusals included): it is appended, not set.
 void setConsumer(sdk::Stream& stream, std::string_view consumer, std::string_view method,
-                 const sdk::HeaderName& header, ConsumerHeader mode = ConsumerHeader::kAppend);
+                 const sdk::HeaderName& header);
 
 // The decision counters every auth filter exports: sluice_plugin_<plugin>_allowed_total and
 // sluice_plugin_<plugin>_denied_total{reason="<reason, spaces as '_'>"}, one series per reason
