@@ -245,6 +245,13 @@ void FilterManager::decodeData(const char* data, size_t len, bool end) {
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
       !s.queued_end) {
+    if (s.state == State::kDelivered && !s.holding_above &&
+        body_hooks_[static_cast<int>(FilterDir::kRequest)] == 0) {
+      // No body hook this way and nothing parked, held or over the marks: runData would call no
+      // hook and advance() would find nothing to do (what an auth or limit chain is).
+      cb().onDecodedData(data, len, end);
+      return;
+    }
     runData(FilterDir::kRequest, data, len, end, 0);  // the common case: no copy
     advance(FilterDir::kRequest);  // a whole buffered body may let the headers go on
     return;
@@ -266,6 +273,13 @@ void FilterManager::encodeData(const char* data, size_t len, bool end) {
   const bool flowing = s.state == State::kDelivered || s.state == State::kParked;
   if (flowing && !s.iterating && !s.data_paused && !s.held_valid && s.queued.empty() &&
       !s.queued_end) {
+    if (s.state == State::kDelivered && !s.holding_above &&
+        body_hooks_[static_cast<int>(FilterDir::kResponse)] == 0) {
+      // No body hook this way and nothing parked, held or over the marks: runData would call no
+      // hook and advance() would find nothing to do (what an auth or limit chain is).
+      cb().onEncodedData(data, len, end);
+      return;
+    }
     runData(FilterDir::kResponse, data, len, end, 0);
     advance(FilterDir::kResponse);  // a whole buffered body may let the headers go on
     return;
