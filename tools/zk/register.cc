@@ -133,13 +133,32 @@ bool parse(int argc, char** argv, Options* o) {
   return !o->nodes.empty();
 }
 
+// One create, retried while the connection is lost and the session still lives (a busy server
+// or a failover between ensemble members: the client reconnects within the session timeout).
+// A create whose answer was lost may have happened; the retry then finds the node (below).
+int createRetrying(sluice::zk::ZkClient& zk, const std::string& path, const std::string& data,
+                   bool ephemeral) {
+  int rc = ZCONNECTIONLOSS;
+  for (int attempt = 0; attempt < 100 && !g_stop; ++attempt) {
+    rc = zk.create(path, data, ephemeral);
+    if ((rc != ZCONNECTIONLOSS && rc != ZOPERATIONTIMEOUT) ||
+        zk.state() == ZOO_EXPIRED_SESSION_STATE) {
+      return rc;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  return rc;
+}
+
 // Creates every node; false when one fails for another reason than already existing.
 bool createAll(sluice::zk::ZkClient& zk, const Options& o) {
   for (const auto& [path, data] : o.nodes) {
-    int rc = zk.create(path, data, !o.persistent);
+    int rc = createRetrying(zk, path, data, !o.persistent);
     if (rc == ZNODEEXISTS && !o.persistent) {
-      zk.remove(path, false);  // an earlier run's node, still waiting for its session to end
-      rc = zk.create(path, data, true);
+      // An earlier run's node still waiting for its session to end, or ours when a retried
+      // create had gone through: replace it so that it belongs to this session.
+      zk.remove(path, false);
+      rc = createRetrying(zk, path, data, true);
     }
     if (rc != ZOK && rc != ZNODEEXISTS) {
       std::fprintf(stderr, "register: %s: %s\n", path.c_str(), zerror(rc));
