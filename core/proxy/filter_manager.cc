@@ -15,15 +15,15 @@ namespace {
 constexpr size_t kHoldHigh = 256 * 1024;
 constexpr size_t kHoldLow = 64 * 1024;
 
-uint64_t monoNs() {
+const char* dirName(FilterDir d) { return d == FilterDir::kRequest ? "request" : "response"; }
+
+}  // namespace
+
+uint64_t FilterManager::monoNs() {
   timespec ts{};
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000u + static_cast<uint64_t>(ts.tv_nsec);
 }
-
-const char* dirName(FilterDir d) { return d == FilterDir::kRequest ? "request" : "response"; }
-
-}  // namespace
 
 FilterManager::FilterManager(FilterManagerCallbacks& callbacks, event_base* base,
                              sluice_stream* handle)

@@ -171,6 +171,9 @@ class FilterManager {
     uint64_t max_bytes = 0;
     uint32_t status = 0;  // over the limit; 0: 413 request, 502 response
   };
+  // CLOCK_MONOTONIC in ns, read now (hook timing, timer deadlines).
+  static uint64_t monoNs();
+
   struct Timer {
     FilterManager* fm = nullptr;
     uint64_t id = 0;
@@ -178,6 +181,7 @@ class FilterManager {
     sluice_timer_fn fn = nullptr;
     void* arg = nullptr;
     ::event* ev = nullptr;
+    uint64_t due_ns = 0;  // CLOCK_MONOTONIC: the hook runs at or after it (onTimer re-arms)
   };
 
   size_t size() const { return n_; }

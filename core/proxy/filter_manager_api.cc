@@ -103,9 +103,13 @@ uint64_t FilterManager::armTimer(uint64_t delay_ms, sluice_timer_fn fn, void* ar
   t->arg = arg;
   t->ev = evtimer_new(base_, &FilterManager::onTimer, t.get());
   if (t->ev == nullptr) return 0;
-  timeval tv = event::toTimeval(delay_ms > UINT32_MAX ? UINT32_MAX : delay_ms);
-  // libevent counts a timeout from the time it cached when this loop turn began, which is
-  // behind by what the turn has done so far: count from now, so that it never fires early.
+  const uint64_t delay = delay_ms > UINT32_MAX ? UINT32_MAX : delay_ms;
+  // The promise is "not before delay_ms" (core/api/filter.h) by CLOCK_MONOTONIC. libevent's
+  // clock is the coarse one (a jiffy behind at worst: core/event/worker.cc) and it counts from
+  // the time cached when this loop turn began, so its timeout can end early; onTimer checks
+  // `due_ns` and waits for the rest.
+  t->due_ns = monoNs() + delay * 1000000;
+  timeval tv = event::toTimeval(delay);
   event_base_update_cache_time(base_);
   evtimer_add(t->ev, &tv);
   const uint64_t id = t->id;
@@ -126,6 +130,13 @@ int FilterManager::cancelTimer(uint64_t id) {
 void FilterManager::onTimer(evutil_socket_t, short, void* arg) {
   auto* t = static_cast<Timer*>(arg);
   FilterManager* fm = t->fm;
+  const uint64_t now = monoNs();
+  if (now < t->due_ns) {  // woken early by libevent's coarse clock: wait for the rest
+    const uint64_t rest_us = (t->due_ns - now + 999) / 1000;
+    timeval tv{static_cast<time_t>(rest_us / 1000000), static_cast<suseconds_t>(rest_us % 1000000)};
+    evtimer_add(t->ev, &tv);
+    return;
+  }
   std::unique_ptr<Timer> owned;
   for (size_t k = 0; k < fm->timers_.size(); ++k) {
     if (fm->timers_[k].get() == t) {

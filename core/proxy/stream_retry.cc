@@ -201,7 +201,17 @@ void Stream::onBackoffTimer(evutil_socket_t, short, void* arg) {
 }
 
 void Stream::onRequestTimer(evutil_socket_t, short, void* arg) {
-  static_cast<Stream*>(arg)->onRequestTimeout();
+  auto* self = static_cast<Stream*>(arg);
+  // libevent's coarse clock (core/event/worker.cc) may end the wait up to a jiffy early: the
+  // deadline is by CLOCK_MONOTONIC (nowUs), so wait for the rest.
+  const uint64_t now = nowUs();
+  if (now < self->deadline_us_) {
+    const uint64_t rest_us = self->deadline_us_ - now;
+    timeval tv{static_cast<time_t>(rest_us / 1000000), static_cast<suseconds_t>(rest_us % 1000000)};
+    evtimer_add(self->request_timer_, &tv);
+    return;
+  }
+  self->onRequestTimeout();
 }
 
 void Stream::onRequestTimeout() {
