@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -229,7 +230,14 @@ class FilterManagerTest : public ::testing::Test {
     out.swap(log_);
     return out;
   }
-  void runLoopOnce() { event_base_loop(base_, EVLOOP_ONCE); }
+  // Runs the loop until something was logged (a timer's hook ran), at most `limit`. One turn
+  // is not enough: a timer woken early by libevent's coarse clock waits again (not before).
+  void runLoopUntilLogged(std::chrono::milliseconds limit = std::chrono::milliseconds(5000)) {
+    const auto end = std::chrono::steady_clock::now() + limit;
+    while (log_.empty() && std::chrono::steady_clock::now() < end) {
+      event_base_loop(base_, EVLOOP_ONCE);
+    }
+  }
 
   using V = std::vector<std::string>;
   event_base* base_ = nullptr;
@@ -460,7 +468,7 @@ TEST_F(FilterManagerTest, ATimerResumesItsFilterAndTimersEndWithTheStream) {
   fm_->decodeHeaders(true);
   EXPECT_EQ(take(), (V{"0:req_headers:end"}));
   scripts_[0].req_headers = SLUICE_FILTER_CONTINUE;
-  runLoopOnce();
+  runLoopUntilLogged();
   EXPECT_EQ(take(), (V{"0:timer", "1:req_headers:end", "upstream:headers"}));
   // Ids are never reused; cancel says whether it was pending; end() cancels the rest.
   uint64_t a = fm_->armTimer(1000, &onTimerFired, &scripts_[1]);
@@ -471,6 +479,41 @@ TEST_F(FilterManagerTest, ATimerResumesItsFilterAndTimersEndWithTheStream) {
   fm_->end();
   EXPECT_EQ(fm_->cancelTimer(b), 0);
   EXPECT_EQ(fm_->armTimer(1, &onTimerFired, &scripts_[1]), 0u);
+}
+
+// timer_arm promises "not before delay_ms" by CLOCK_MONOTONIC (core/api/filter.h), though the
+// loop keeps libevent's coarse clock (a jiffy, 4 ms at 250 Hz), which may end a wait early.
+TEST_F(FilterManagerTest, TimersNeverFireBeforeTheirDelay) {
+  build(1);
+  ASSERT_TRUE(start(hooksTable()));
+  struct Fired {
+    std::chrono::steady_clock::time_point armed, ran;
+    bool done = false;
+  };
+  static std::vector<Fired> fired;
+  fired.assign(20, Fired{});
+  auto fire = [](void* arg, sluice_stream*, uint64_t) {
+    auto* f = static_cast<Fired*>(arg);
+    f->ran = std::chrono::steady_clock::now();
+    f->done = true;
+  };
+  for (size_t i = 0; i < fired.size(); ++i) {
+    fired[i].armed = std::chrono::steady_clock::now();
+    ASSERT_GT(fm_->armTimer(1 + i % 7, fire, &fired[i]), 0u);
+    if (i % 3 == 0) event_base_loop(base_, EVLOOP_NONBLOCK);  // arm some later in a loop turn
+  }
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  auto all = [&] {
+    for (const Fired& f : fired) {
+      if (!f.done) return false;
+    }
+    return true;
+  };
+  while (!all() && std::chrono::steady_clock::now() < end) event_base_loop(base_, EVLOOP_ONCE);
+  for (size_t i = 0; i < fired.size(); ++i) {
+    ASSERT_TRUE(fired[i].done) << "timer " << i;
+    EXPECT_GE(fired[i].ran - fired[i].armed, std::chrono::milliseconds(1 + i % 7)) << "timer " << i;
+  }
 }
 
 TEST_F(FilterManagerTest, PauseInResponseHeadersHoldsTheResponseBody) {
