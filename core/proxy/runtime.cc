@@ -78,15 +78,15 @@ std::shared_ptr<WorkerFilterChain> WorkerFilterChain::forRoute(const config::Rou
   return own != nullptr ? *own : shared_from_this();
 }
 
-std::shared_ptr<WorkerFilterChain> WorkerFilterChain::nonEmptyForRoute(
-    const config::Route* route) {
-  const std::shared_ptr<WorkerFilterChain>* own = routeChain(route);
+std::shared_ptr<WorkerFilterChain> WorkerFilterChain::nonEmptyForRoute(const config::Route* route,
+                                                                       bool* foreign) {
+  const std::shared_ptr<WorkerFilterChain>* own = routeChain(route, foreign);
   if (own != nullptr) return (*own)->size() != 0 ? *own : nullptr;
   return size() != 0 ? shared_from_this() : nullptr;
 }
 
-const std::shared_ptr<WorkerFilterChain>* WorkerFilterChain::routeChain(
-    const config::Route* route) {
+const std::shared_ptr<WorkerFilterChain>* WorkerFilterChain::routeChain(const config::Route* route,
+                                                                        bool* foreign) {
   if (route == nullptr || route_chains_.empty()) return nullptr;
   const std::vector<config::Route>& routes = routes_->config->routes;
   const std::less<const config::Route*> before;
@@ -96,11 +96,12 @@ const std::shared_ptr<WorkerFilterChain>* WorkerFilterChain::routeChain(
   }
   // Not a route of the table attached here: the caller routed with another table than the
   // worker's current one (WorkerRuntime::setRoutes attaches every table to every live chain).
+  if (foreign != nullptr) *foreign = true;
   if (!warned_foreign_route_) {
     warned_foreign_route_ = true;
     SLUICE_LOG(kError, "route '", route->name.empty() ? route->prefix : route->name,
                "' is not in the route table of listener '", info_->config.name,
-               "'; its requests run the listener's filters only (logged once)");
+               "' (a bug: please report it); its requests are refused with 500 (logged once)");
   }
   return nullptr;
 }
@@ -208,14 +209,17 @@ void WorkerRuntime::applyListeners(const std::vector<ListenerUpdate>& updates) {
 
 void WorkerRuntime::setRoutes(std::shared_ptr<const RouteTable> routes) {
   routes_ = std::move(routes);
-  size_t live = 0;
-  for (auto& weak : chains_) {
-    auto chain = weak.lock();
-    if (chain == nullptr) continue;
-    chain->setRoutes(routes_);
-    chains_[live++] = std::move(weak);
-  }
-  chains_.resize(live);
+  // Every live listener chain takes the new table; chains no listener holds any more are
+  // dropped. (Not a compaction by move: moving a weak_ptr onto itself empties it in libstdc++,
+  // which lost every chain at the second reload and with them all route filters.)
+  chains_.erase(std::remove_if(chains_.begin(), chains_.end(),
+                               [this](const std::weak_ptr<WorkerFilterChain>& weak) {
+                                 auto chain = weak.lock();
+                                 if (chain == nullptr) return true;
+                                 chain->setRoutes(routes_);
+                                 return false;
+                               }),
+                chains_.end());
 }
 
 void WorkerRuntime::closeConnectionsOf(const ListenerSlot* slot) {

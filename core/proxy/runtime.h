@@ -130,8 +130,12 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   // and info().route names the route. Worker thread. Never null.
   std::shared_ptr<WorkerFilterChain> forRoute(const config::Route* route);
   // forRoute(route), or nullptr when that chain has no filter (most listeners): one route
-  // lookup, and no reference taken when there is nothing to run. Worker thread.
-  std::shared_ptr<WorkerFilterChain> nonEmptyForRoute(const config::Route* route);
+  // lookup, and no reference taken when there is nothing to run. Sets *foreign (when given)
+  // when `route` is not of the route table attached to this chain — never, as long as
+  // WorkerRuntime::setRoutes hands every table to every live chain: the caller then refuses the
+  // request rather than run fewer filters than the route has (an auth filter). Worker thread.
+  std::shared_ptr<WorkerFilterChain> nonEmptyForRoute(const config::Route* route,
+                                                      bool* foreign = nullptr);
 
   // Attaches `routes` (WorkerRuntime calls this for every live listener chain when the table
   // changes): builds this worker's instances of the route chains of this listener; a route
@@ -148,7 +152,8 @@ class WorkerFilterChain : public std::enable_shared_from_this<WorkerFilterChain>
   uint32_t worker_index_;
   std::vector<std::shared_ptr<Instance>> instances_;  // parallel to info_->filters
   // The route's own chain in route_chains_, or nullptr when the route runs this one.
-  const std::shared_ptr<WorkerFilterChain>* routeChain(const config::Route* route);
+  const std::shared_ptr<WorkerFilterChain>* routeChain(const config::Route* route,
+                                                       bool* foreign = nullptr);
   std::shared_ptr<const RouteTable> routes_;  // the table route_chains_ belong to
   std::vector<std::shared_ptr<WorkerFilterChain>> route_chains_;  // by route index; null = this
   bool warned_foreign_route_ = false;

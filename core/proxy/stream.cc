@@ -176,7 +176,13 @@ void Stream::onRequestHead(http::MessageHead& head) {
   const config::Route* route = routed_ ? route_result_.route : nullptr;
   // No filter to run (most listeners): the runner is left without a chain; it passes every
   // event straight on.
-  if (std::shared_ptr<WorkerFilterChain> chain = chain_->nonEmptyForRoute(route)) {
+  bool foreign = false;
+  std::shared_ptr<WorkerFilterChain> chain = chain_->nonEmptyForRoute(route, &foreign);
+  if (foreign) {  // never expected (runtime.h): fewer filters than the route has is no option
+    gatewayError(500, "the route's filter chain is not known to this worker");
+    return;
+  }
+  if (chain != nullptr) {
     std::string failed;
     if (!fm_.createFilters(std::move(chain), &failed)) {
       gatewayError(500, "filter '" + failed + "' failed to start");

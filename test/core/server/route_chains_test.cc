@@ -178,6 +178,14 @@ TEST(RouteChains, WorkerChainsShareListenerInstancesAndResolveRoutesByIndex) {
   // The old route chain still works for a request that holds it.
   EXPECT_EQ(per->size(), 2u);
   EXPECT_NE(per->worker(1), nullptr);
+  // A route of the old table is foreign to the chain now: the stream refuses the request
+  // instead of running the listener's filters without the route's.
+  bool foreign = false;
+  EXPECT_EQ(chain->nonEmptyForRoute(&routes[1], &foreign), chain);
+  EXPECT_TRUE(foreign);
+  foreign = false;
+  EXPECT_EQ(chain->nonEmptyForRoute(&next[1], &foreign), per2);
+  EXPECT_FALSE(foreign);
 }
 
 TEST(RouteChains, ReplaceWithNoFiltersRunsNoFilterAndAFailingRouteEntryFailsTheBuild) {
