@@ -251,7 +251,7 @@ std::string headerNameKey(const sdk::ConfigNode& map, const char* key, const std
   std::string v = n.asString();
   if (v.empty() && allow_empty) return v;
   if (!sdk::isHeaderName(v)) n.fail("'" + v + "' is not a header name");
-  if (v.size() > 256) n.fail("header name longer than 256 bytes");
+  if (v.size() > sdk::kMaxHeaderNameBytes) n.fail("header name longer than 256 bytes");
   return v;
 }
 

@@ -36,8 +36,9 @@ KeyPart parsePart(const sdk::ConfigNode& n) {
     if (!n.has("header")) n.fail("expected {header: NAME}");
     part.kind = KeyPart::Kind::kHeader;
     part.header = n["header"].asString();
-    if (!sdk::isHeaderName(part.header)) {
-      n["header"].fail("'" + part.header + "' is not a header name");
+    if (const char* problem = sdk::headerNameProblem(part.header)) {
+      n["header"].fail("'" + part.header.substr(0, 64) +
+                       (part.header.size() > 64 ? "...' " : "' ") + problem);
     }
     return part;
   }

@@ -379,6 +379,11 @@ bool StreamRef::post(Fn&& fn) const {
   return true;
 }
 
+// The longest name the host's header_name interns (core/api/filter.h): a HeaderName built from
+// a longer one is invalid() and matches and sets nothing, so a config naming one must be refused
+// (headerNameProblem).
+constexpr size_t kMaxHeaderNameBytes = 256;
+
 // True when `name` is a valid header field name (an RFC 9110 token: 1+ of
 // !#$%&'*+-.^_`|~ digits letters). Use it to validate names at config time.
 inline bool isHeaderName(std::string_view name) {
@@ -389,6 +394,14 @@ inline bool isHeaderName(std::string_view name) {
     if (!ok) return false;
   }
   return true;
+}
+
+// For a name a filter will resolve to a HeaderName: nullptr when it can be, else why not
+// ("is not a header name", "is longer than 256 bytes"), for ConfigNode::fail.
+inline const char* headerNameProblem(std::string_view name) {
+  if (!isHeaderName(name)) return "is not a header name";
+  if (name.size() > kMaxHeaderNameBytes) return "is longer than 256 bytes";
+  return nullptr;
 }
 
 // ASCII case-insensitive equality, the comparison header field names use (RFC 9110 §5.1).

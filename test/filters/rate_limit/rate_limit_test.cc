@@ -295,6 +295,15 @@ TEST(RateLimitTest, RefusesBadConfigsWithLineAndColumn) {
       EXPECT_EQ(h.errorLine(), c.line) << c.yaml;
     }
   }
+  // A key header over the 256 bytes the host's header_name interns would never be found
+  // (missing_key for every request): refused at load.
+  EXPECT_TRUE(FilterHarness(sluice_plugin_entry(),
+                            "rate: 5\nkey: {header: X" + std::string(255, 'a') + "}\n")
+                  .configured());
+  FilterHarness longer(sluice_plugin_entry(),
+                       "rate: 5\nkey: {header: X" + std::string(256, 'a') + "}\n");
+  EXPECT_FALSE(longer.configured());
+  EXPECT_EQ(longer.error(), "'X" + std::string(63, 'a') + "...' is longer than 256 bytes");
 }
 
 }  // namespace

@@ -113,6 +113,13 @@ TEST(RequestIdTest, RefusesBadConfigsWithLineAndColumn) {
     EXPECT_EQ(h.errorLine(), c.line) << c.yaml;
     EXPECT_EQ(h.errorColumn(), c.column) << c.yaml;
   }
+  // The host's header_name interns 1..256 bytes: a longer name would be a handle that sets
+  // nothing (no id upstream, none in the response), so it is refused at load.
+  EXPECT_TRUE(FilterHarness(sluice_plugin_entry(), "header: X" + std::string(255, 'a') + "\n")
+                  .configured());
+  FilterHarness longer(sluice_plugin_entry(), "header: X" + std::string(256, 'a') + "\n");
+  EXPECT_FALSE(longer.configured());
+  EXPECT_EQ(longer.error(), "'X" + std::string(63, 'a') + "...' is longer than 256 bytes");
 }
 
 TEST(RequestIdTest, FormatsUuidV4Bits) {
