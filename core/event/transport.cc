@@ -315,7 +315,7 @@ void Transport::startReadPeriod(uint32_t timeout_ms) {
 void Transport::armReadTimer(uint64_t due_us, uint64_t now_us) {
   if (timer_due_us_ != 0 && timer_due_us_ <= due_us) return;  // fires first, then re-checks
   const uint64_t wait_us = due_us > now_us ? due_us - now_us : 0;
-  timeval tv{static_cast<time_t>(wait_us / 1000000), static_cast<suseconds_t>(wait_us % 1000000)};
+  timeval tv = toTimevalUs(wait_us);
   evtimer_add(&read_timer_, &tv);
   timer_due_us_ = due_us;
 }

@@ -132,8 +132,7 @@ void FilterManager::onTimer(evutil_socket_t, short, void* arg) {
   FilterManager* fm = t->fm;
   const uint64_t now = monoNs();
   if (now < t->due_ns) {  // woken early by libevent's coarse clock: wait for the rest
-    const uint64_t rest_us = (t->due_ns - now + 999) / 1000;
-    timeval tv{static_cast<time_t>(rest_us / 1000000), static_cast<suseconds_t>(rest_us % 1000000)};
+    timeval tv = event::toTimevalUs((t->due_ns - now + 999) / 1000);
     evtimer_add(t->ev, &tv);
     return;
   }

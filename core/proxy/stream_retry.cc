@@ -206,8 +206,7 @@ void Stream::onRequestTimer(evutil_socket_t, short, void* arg) {
   // deadline is by CLOCK_MONOTONIC (nowUs), so wait for the rest.
   const uint64_t now = nowUs();
   if (now < self->deadline_us_) {
-    const uint64_t rest_us = self->deadline_us_ - now;
-    timeval tv{static_cast<time_t>(rest_us / 1000000), static_cast<suseconds_t>(rest_us % 1000000)};
+    timeval tv = event::toTimevalUs(self->deadline_us_ - now);
     evtimer_add(self->request_timer_, &tv);
     return;
   }

@@ -36,9 +36,8 @@ KeyPart parsePart(const sdk::ConfigNode& n) {
     if (!n.has("header")) n.fail("expected {header: NAME}");
     part.kind = KeyPart::Kind::kHeader;
     part.header = n["header"].asString();
-    if (const char* problem = sdk::headerNameProblem(part.header)) {
-      n["header"].fail("'" + part.header.substr(0, 64) +
-                       (part.header.size() > 64 ? "...' " : "' ") + problem);
+    if (std::string problem = sdk::headerNameProblem(part.header); !problem.empty()) {
+      n["header"].fail(problem);
     }
     return part;
   }

@@ -9,9 +9,8 @@ namespace sluice::filters {
 RequestIdConfig::RequestIdConfig(const sdk::ConfigNode& node, const sdk::Host& host) {
   node.requireOnlyKeys({"header", "echo_in_response", "trust_incoming"});
   header = node.getString("header", header);
-  if (const char* problem = sdk::headerNameProblem(header)) {
-    node["header"].fail("'" + header.substr(0, 64) + (header.size() > 64 ? "...' " : "' ") +
-                        problem);
+  if (std::string problem = sdk::headerNameProblem(header); !problem.empty()) {
+    node["header"].fail(problem);
   }
   header_name = sdk::HeaderName(host, header);
   echo_in_response = node.getBool("echo_in_response", echo_in_response);

@@ -396,12 +396,15 @@ inline bool isHeaderName(std::string_view name) {
   return true;
 }
 
-// For a name a filter will resolve to a HeaderName: nullptr when it can be, else why not
-// ("is not a header name", "is longer than 256 bytes"), for ConfigNode::fail.
-inline const char* headerNameProblem(std::string_view name) {
-  if (!isHeaderName(name)) return "is not a header name";
-  if (name.size() > kMaxHeaderNameBytes) return "is longer than 256 bytes";
-  return nullptr;
+// For a name a filter will resolve to a HeaderName: "" when it can be, else the message for
+// ConfigNode::fail: "'X Y' is not a header name", "'X-aaaa...' is longer than 256 bytes" (the
+// name quoted up to 64 bytes).
+inline std::string headerNameProblem(std::string_view name) {
+  const char* why = !isHeaderName(name)                 ? "is not a header name"
+                    : name.size() > kMaxHeaderNameBytes ? "is longer than 256 bytes"
+                                                        : nullptr;
+  if (why == nullptr) return std::string();
+  return "'" + std::string(name.substr(0, 64)) + (name.size() > 64 ? "...' " : "' ") + why;
 }
 
 // ASCII case-insensitive equality, the comparison header field names use (RFC 9110 §5.1).
