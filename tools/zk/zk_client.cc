@@ -111,10 +111,16 @@ bool ZkClient::exists(const std::string& path) {
 }
 
 bool expireSession(const std::string& servers, const clientid_t& id) {
-  ZkClient other(servers, 10000, 10000, &id);
-  if (!other.connected()) return false;
-  other.close();
-  return true;
+  // One join-and-close can miss: when the owner reconnects between our join and our close, the
+  // server moves the session back to it and drops our connection, so our closeSession is never
+  // sent. Join again until the server answers that the session has expired.
+  for (int attempt = 0; attempt < 20; ++attempt) {
+    ZkClient other(servers, 10000, 10000, &id);
+    if (other.state() == ZOO_EXPIRED_SESSION_STATE) return attempt > 0;
+    if (other.connected()) other.close();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
 }
 
 }  // namespace sluice::zk

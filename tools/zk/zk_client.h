@@ -51,8 +51,10 @@ class ZkClient {
   std::atomic<int> state_{0};
 };
 
-// Joins the session `id` from a second client and closes it: the server ends the session and
-// its owner sees it expire at its next contact. Returns true when the session was closed.
+// Joins the session `id` from a second client and closes it, again until a join is answered
+// "expired" (a close can be lost when the owner reconnects in between): the server has ended the
+// session and its owner sees it expire at its next contact. Returns true when the session is
+// gone (false when it was already gone before the first attempt, or never went).
 bool expireSession(const std::string& servers, const clientid_t& id);
 
 }  // namespace sluice::zk
