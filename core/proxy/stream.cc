@@ -1,5 +1,7 @@
 #include "core/proxy/stream.h"
 
+#include <algorithm>
+
 #include "core/common/log.h"
 #include "core/http/serialize.h"
 #include "core/proxy/access_log.h"
@@ -323,8 +325,18 @@ void Stream::onRequestComplete() {
 
 void Stream::finish(bool close) {
   if (finished_) return;
+  releaseResilience();  // the upstream side is done either way
+  if (conn_.outputLength() > kHighWatermark) {
+    // Most of the response is still in our output (it was handed over whole, not streamed
+    // behind the watermark): the stream ends when the client has taken it, so that a client
+    // that goes away mid-way is logged as such (client_reset, bytes_out as sent), the duration
+    // covers the delivery as a streamed response's does, and a pipelined request waits.
+    flushing_ = true;
+    flush_close_ = flush_close_ || close;
+    return;
+  }
+  flushing_ = false;
   finished_ = true;
-  releaseResilience();
   const stats::ListenerStats& stats = *chain_->info().stats;
   stats.response(response_.status);
   stats.duration.observeMicros(internal::nowUs() - start_us_);
@@ -366,6 +378,10 @@ void Stream::onRequestError(uint32_t status, const std::string& reason) {
 void Stream::onDownstreamReset() {
   if (finished_) return;
   finished_ = true;
+  // bytes_out is what reached the client: the body bytes still in our output never did (the
+  // unsent bytes may include framing, hence the clamp).
+  const size_t unsent = conn_.outputLength();
+  info_.bytes_out -= std::min<uint64_t>(info_.bytes_out, unsent);
   if (!info_.hasFlag(kResponseTruncated) && !info_.hasFlag(kDownstreamTimeout)) {
     info_.setFlag(kClientReset);
   }

@@ -274,6 +274,11 @@ class Stream : public event::Deletable,
   bool request_complete_ = false;
   bool finished_ = false;
   bool logged_ = false;
+  // The response is complete but more than kHighWatermark of it is still unsent (handed over
+  // whole: a filter buffered the body, or a large local reply): finish() waits until the client
+  // has taken it (onDownstreamWritable) or goes away (onDownstreamReset).
+  bool flushing_ = false;
+  bool flush_close_ = false;  // finish()'s `close` while flushing_
   // The local reply in the response filters (written when its headers passed them).
   bool local_reply_ = false;
   bool local_close_ = false;

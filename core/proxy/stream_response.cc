@@ -122,6 +122,10 @@ void Stream::onEncodedData(const char* data, size_t len, bool end) {
 }
 
 void Stream::onDownstreamWritable() {
+  if (flushing_) {
+    if (conn_.outputLength() <= kLowWatermark) finish(flush_close_);
+    return;
+  }
   if (response_paused_ && upstream_ != nullptr && conn_.outputLength() <= kLowWatermark) {
     response_paused_ = false;
     if (!hold_response_) upstream_->resumeReading();

@@ -1,0 +1,116 @@
+// A response a filter buffered whole is handed to the client's connection in one piece, many
+// megabytes at once. The stream ends when the client has taken it, as a streamed response's
+// does: the access log says client_reset (with the bytes that really left) for a client that
+// goes away mid-way, the full size for one that reads it all, and a pipelined request after it
+// is answered after it. Uses the `probe` test filter (test/integration/fixtures/probe.cc).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "test/integration/access_log_util.h"
+#include "test/integration/gateway.h"
+
+namespace sluice::test {
+namespace {
+
+constexpr char kConfig[] = R"(
+workers: 1
+admin: { address: 127.0.0.1:${ADMIN} }
+plugin_paths: ${PLUGINS}
+listeners:
+  - name: edge
+    address: 127.0.0.1:${PORT}
+    filters:
+      - {name: probe, path: '${PROBE}'}
+    access_log:
+      - path: ${LOG}
+routes:
+  - prefix: /api/
+    cluster: echo
+clusters:
+  - name: echo
+    endpoints: [${BACKEND}]
+)";
+
+// 20 MB: far more than loopback's socket buffers take (a few MB), so most of it is still in
+// sluice's output when the client stops.
+constexpr uint64_t kBodyBytes = 20'000'000;
+
+std::string bufferedGet(const std::string& path) {
+  return "GET " + path +
+         " HTTP/1.1\r\nHost: x\r\nX-Probe-Buffer-Response: 67108864\r\n"
+         "X-Probe-Keep-Response: 1\r\n\r\n";
+}
+
+bool hasFlag(const nlohmann::json& line, const std::string& flag) {
+  for (const std::string& f : flagsOf(line)) {
+    if (f == flag) return true;
+  }
+  return false;
+}
+
+class BufferedResponseTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    backend_ = std::make_unique<EchoBackend>("echo");
+    log_ = uniqueTmpPath("buffered.json");
+    gateway_ = std::make_unique<Gateway>(
+        kConfig, std::map<std::string, std::string>{
+                     {"BACKEND", backend_->address()},
+                     {"LOG", log_},
+                     {"PROBE", runfile("test/integration/fixtures/libprobe.so")}});
+  }
+  static void TearDownTestSuite() {
+    gateway_.reset();
+    backend_.reset();
+  }
+  void SetUp() override { ASSERT_TRUE(gateway_->ready()); }
+
+  static inline std::unique_ptr<EchoBackend> backend_;
+  static inline std::unique_ptr<Gateway> gateway_;
+  static inline std::string log_;
+};
+
+TEST_F(BufferedResponseTest, AClientThatResetsMidWayIsLoggedAsSuch) {
+  const std::string path = "/api/bytes/" + std::to_string(kBodyBytes) + "?reset";
+  {
+    RawConnection conn(gateway_->port());
+    ASSERT_TRUE(conn.connected());
+    ASSERT_TRUE(conn.send(bufferedGet(path)));
+    std::string first = conn.readBytes(100 * 1024);
+    ASSERT_EQ(first.size(), 100u * 1024) << "the response did not start";
+    ASSERT_EQ(first.rfind("HTTP/1.1 200", 0), 0u) << first.substr(0, 200);
+    conn.close();  // unread bytes in the receive buffer: the kernel answers with a reset
+  }
+  std::vector<nlohmann::json> lines = waitForRequests(log_, path);
+  ASSERT_EQ(lines.size(), 1u);
+  const nlohmann::json& line = lines[0];
+  EXPECT_TRUE(hasFlag(line, "client_reset")) << line;
+  // What left sluice: at most what the socket buffers held, well short of the body.
+  EXPECT_LT(line.value("bytes_out", kBodyBytes), kBodyBytes / 2) << line;
+}
+
+TEST_F(BufferedResponseTest, AClientThatReadsItAllIsLoggedWithTheWholeBodyAndKeepsItsConnection) {
+  const std::string path = "/api/bytes/" + std::to_string(kBodyBytes) + "?whole";
+  RawConnection conn(gateway_->port());
+  ASSERT_TRUE(conn.connected());
+  // Two requests at once: the second is answered after the first one's 20 MB.
+  ASSERT_TRUE(conn.send(bufferedGet(path) + "GET /api/next HTTP/1.1\r\nHost: x\r\n\r\n"));
+  Response big = conn.readResponse();
+  ASSERT_EQ(big.status, 200) << big.error;
+  EXPECT_EQ(big.body.size(), kBodyBytes);
+  Response next = conn.readResponse();
+  ASSERT_EQ(next.status, 200) << next.error;
+  EXPECT_NE(next.body.find("\"path\": \"/api/next\""), std::string::npos) << next.body;
+  std::vector<nlohmann::json> lines = waitForRequests(log_, path);
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].value("bytes_out", 0u), kBodyBytes) << lines[0];
+  EXPECT_TRUE(flagsOf(lines[0]).empty()) << lines[0];
+  EXPECT_EQ(lines[0]["status"], 200);
+}
+
+}  // namespace
+}  // namespace sluice::test
