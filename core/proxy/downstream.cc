@@ -10,6 +10,7 @@
 #include <ctime>
 
 #include "core/common/log.h"
+#include "core/event/timeval.h"
 #include "core/http/serialize.h"
 #include "core/proxy/access_log.h"
 #include "core/proxy/local_reply.h"
@@ -124,6 +125,7 @@ void DownstreamConnection::makeTransport(evutil_socket_t fd,
 
 DownstreamConnection::~DownstreamConnection() {
   if (active_ != nullptr) event_del(&active_->resume_event);
+  if (output_watch_ != nullptr) event_free(output_watch_);
   // Listed means not released yet, so the runtime (and its parker) is still there.
   if (idle_listed) runtime_.idleParker().remove(this);
   if (state_ == State::kTunnel) {
@@ -351,6 +353,9 @@ bool DownstreamConnection::onMessageComplete() {
 
 void DownstreamConnection::onStreamDone(bool close) {
   runtime_.worker().deferDelete(std::move(stream_));
+  // The next response may add to the output: the watch was for this one's end (the read
+  // timeout's stall check covers a keep-alive connection; closeAfterFlush watches again).
+  if (output_watch_ != nullptr) evtimer_del(output_watch_);
   if (close || draining_ || slot_->removed) {
     closeAfterFlush();
     return;
@@ -398,7 +403,42 @@ void DownstreamConnection::closeAfterFlush() {
   runtime_.idleParker().remove(this);
   state_ = State::kClosing;
   transport_->disableRead();
-  if (outputLength() == 0) startLingering();
+  if (outputLength() == 0) {
+    startLingering();
+  } else {
+    watchOutput();  // reading is off: only the output tells a client that stopped reading
+  }
+}
+
+void DownstreamConnection::watchOutput() {
+  if (state_ == State::kClosed || state_ == State::kTunnel) return;
+  if (listenerInfo().limits.idle_timeout_ms == 0) return;  // no timeout configured
+  if (output_watch_ == nullptr) {
+    output_watch_ =
+        evtimer_new(runtime_.worker().base(), &DownstreamConnection::onOutputWatch, this);
+    if (output_watch_ == nullptr) return;  // out of memory: the read timeout still watches
+  }
+  if (evtimer_pending(output_watch_, nullptr) != 0) return;
+  watched_output_ = outputLength();
+  timeval tv = event::toTimevalUs(uint64_t{listenerInfo().limits.idle_timeout_ms} * 1000);
+  evtimer_add(output_watch_, &tv);
+}
+
+void DownstreamConnection::onOutputWatch(evutil_socket_t, short, void* arg) {
+  auto* self = static_cast<DownstreamConnection*>(arg);
+  if (self->state_ == State::kClosed || self->state_ == State::kTunnel) return;
+  const size_t unsent = self->outputLength();
+  if (unsent == 0) return;
+  if (unsent >= self->watched_output_) {  // nothing left in a whole idle_timeout_ms
+    SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
+    if (self->stats_ != nullptr) self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+    if (self->stream_ != nullptr) self->stream_->markDownstreamTimeout();
+    self->abort();
+    return;
+  }
+  self->watched_output_ = unsent;
+  timeval tv = event::toTimevalUs(uint64_t{self->listenerInfo().limits.idle_timeout_ms} * 1000);
+  evtimer_add(self->output_watch_, &tv);
 }
 
 void DownstreamConnection::startLingering() {
@@ -412,6 +452,11 @@ void DownstreamConnection::startLingering() {
   transport_->setHighWatermark(0);
   transport_->enableRead();
   transport_->resumeIfDrained();
+}
+
+void DownstreamConnection::abortByServer() {
+  if (stream_ != nullptr) stream_->markCut();
+  abort();
 }
 
 void DownstreamConnection::abort() {

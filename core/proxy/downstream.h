@@ -64,6 +64,15 @@ class DownstreamConnection : public event::Deletable,
   void onStreamDone(bool close);
   // Close now, without flushing (after a response was cut short).
   void abort();
+  // abort() by sluice itself (the drain deadline, shutdown): a response under way is logged as
+  // cut (response_truncated), not as the client's reset.
+  void abortByServer();
+  // Watches the unsent output while nothing more is added to it (a complete response being
+  // flushed, a connection closing after one): when a whole idle_timeout_ms passes without any
+  // of it leaving, the client has stopped reading and the connection is aborted (counted as
+  // an idle timeout; the stream, if any, logs downstream_timeout). Unlike the read timeout it
+  // also runs while reading is off. Stops by itself once the output is empty.
+  void watchOutput();
   // Drain: close now when idle, else after the current response. A tunnel is left running
   // (it ends with its peers, its idle timeout, or abort() at the drain timeout).
   void drain();
@@ -105,6 +114,7 @@ class DownstreamConnection : public event::Deletable,
   static void onEvent(void* arg, short what);
   void onHandshakeDone();
   static void onResume(evutil_socket_t, short, void* arg);
+  static void onOutputWatch(evutil_socket_t, short, void* arg);
   void processInput();
   // Bytes read while nothing was buffered, parsed where they are (Transport::Handlers).
   static size_t onBytes(void* arg, const char* data, size_t len);
@@ -159,6 +169,8 @@ class DownstreamConnection : public event::Deletable,
   size_t stalled_output_ = 0;  // unsent response bytes at the last idle timeout (0: none)  //
                                // loopTimeMs() at the first byte of the request head
   uint32_t read_timeout_ms_ = UINT32_MAX;  // the read timeout in force (UINT32_MAX: unset)
+  ::event* output_watch_ = nullptr;        // watchOutput()'s timer (made on first use)
+  size_t watched_output_ = 0;              // unsent bytes at its last turn
   bool draining_ = false;
   bool input_ended_ = false;        // the client sent its FIN (after a complete request)
   uint64_t linger_until_us_ = 0;    // lingering close: monotonic µs at which it ends anyway

@@ -37,10 +37,10 @@ enum ResponseFlag : uint32_t {
   kLocalReply = 1u << 9,              // sluice (or one of its filters) generated the response
   kResponseTruncated = 1u << 10,      // the response had started and was cut off
   kQueueTimeout = 1u << 11,           // no host had room within queue_timeout_ms (503, never sent)
-  kQueueOverflow = 1u << 12,          // every host full and the wait queue full too (503, never sent)
-  kUpstreamOverflow = 1u << 13,       // a circuit breaker refused the request or a retry (503)
-  kRequestTimeout = 1u << 14,         // request_timeout_ms / the deadline passed (504)
-  kRetryBudgetExhausted = 1u << 15,   // a retry was due but the retry budget was used up
+  kQueueOverflow = 1u << 12,     // every host full and the wait queue full too (503, never sent)
+  kUpstreamOverflow = 1u << 13,  // a circuit breaker refused the request or a retry (503)
+  kRequestTimeout = 1u << 14,    // request_timeout_ms / the deadline passed (504)
+  kRetryBudgetExhausted = 1u << 15,  // a retry was due but the retry budget was used up
 };
 
 // Every flag, in the order they are logged.

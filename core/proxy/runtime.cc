@@ -395,7 +395,7 @@ void WorkerRuntime::closeAll() {
   std::vector<DownstreamConnection*> conns;
   conns.reserve(connections_.size());
   for (auto& [raw, conn] : connections_) conns.push_back(raw);
-  for (DownstreamConnection* c : conns) c->abort();
+  for (DownstreamConnection* c : conns) c->abortByServer();
 }
 
 void WorkerRuntime::maybeDrained() {

@@ -14,6 +14,7 @@
 namespace sluice::proxy {
 
 using internal::kHighWatermark;
+using internal::kLowWatermark;
 
 namespace internal {
 
@@ -326,13 +327,20 @@ void Stream::onRequestComplete() {
 void Stream::finish(bool close) {
   if (finished_) return;
   releaseResilience();  // the upstream side is done either way
-  if (conn_.outputLength() > kHighWatermark) {
-    // Most of the response is still in our output (it was handed over whole, not streamed
-    // behind the watermark): the stream ends when the client has taken it, so that a client
-    // that goes away mid-way is logged as such (client_reset, bytes_out as sent), the duration
-    // covers the delivery as a streamed response's does, and a pipelined request waits.
-    flushing_ = true;
+  if (conn_.outputLength() > kLowWatermark) {
+    // Much of the response is still in our output (handed over whole, or the end of a streamed
+    // one): the stream ends when the client has taken it (the output's low-watermark callback,
+    // which every write under it calls), so that a client that goes away mid-way is logged as
+    // such (client_reset, bytes_out as sent), the duration covers the delivery, and a
+    // pipelined request waits. Closing after it: nothing more is read (as closeAfterFlush
+    // would), so no late request bytes can cut the response; the output watch ends a client
+    // that stops reading.
+    if (!flushing_) {
+      flushing_ = true;
+      conn_.watchOutput();
+    }
     flush_close_ = flush_close_ || close;
+    if (flush_close_) conn_.pauseReading();
     return;
   }
   flushing_ = false;
@@ -378,10 +386,12 @@ void Stream::onRequestError(uint32_t status, const std::string& reason) {
 void Stream::onDownstreamReset() {
   if (finished_) return;
   finished_ = true;
-  // bytes_out is what reached the client: the body bytes still in our output never did (the
-  // unsent bytes may include framing, hence the clamp).
+  // bytes_out is what reached the client: the body bytes still in our output never did. Of the
+  // unsent bytes, those beyond what the response before left are this one's (within that
+  // tail, ≤ kLowWatermark; framing bytes among them, hence the clamp).
   const size_t unsent = conn_.outputLength();
-  info_.bytes_out -= std::min<uint64_t>(info_.bytes_out, unsent);
+  const size_t mine = unsent > output_before_ ? unsent - output_before_ : 0;
+  info_.bytes_out -= std::min<uint64_t>(info_.bytes_out, mine);
   if (!info_.hasFlag(kResponseTruncated) && !info_.hasFlag(kDownstreamTimeout)) {
     info_.setFlag(kClientReset);
   }

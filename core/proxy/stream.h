@@ -56,6 +56,11 @@ class Stream : public event::Deletable,
   // The connection is closing because the client stalled (idle timeout mid-request): the
   // access log says downstream_timeout rather than client_reset. Call before the reset.
   void markDownstreamTimeout() { info_.setFlag(kDownstreamTimeout); }
+  // sluice is cutting the connection itself (drain deadline, shutdown): a response under way is
+  // logged response_truncated rather than client_reset. Call before the abort.
+  void markCut() {
+    if (response_started_) info_.setFlag(kResponseTruncated);
+  }
   bool requestComplete() const { return request_complete_; }
   // Waiting in the cluster's queue for a host with room (max_requests_per_host).
   bool waitingInQueue() const { return queue_timer_ != nullptr; }
@@ -274,11 +279,14 @@ class Stream : public event::Deletable,
   bool request_complete_ = false;
   bool finished_ = false;
   bool logged_ = false;
-  // The response is complete but more than kHighWatermark of it is still unsent (handed over
+  // The response is complete but more than kLowWatermark of it is still unsent (handed over
   // whole: a filter buffered the body, or a large local reply): finish() waits until the client
   // has taken it (onDownstreamWritable) or goes away (onDownstreamReset).
   bool flushing_ = false;
   bool flush_close_ = false;  // finish()'s `close` while flushing_
+  // The connection's unsent bytes when this stream's response head was written: the end of the
+  // response before it (a reset subtracts only what is unsent beyond it from bytes_out).
+  size_t output_before_ = 0;
   // The local reply in the response filters (written when its headers passed them).
   bool local_reply_ = false;
   bool local_close_ = false;

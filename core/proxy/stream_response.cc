@@ -90,6 +90,7 @@ void Stream::writeResponseHead() {
   }
   close_after_ = close;
   response_started_ = true;
+  output_before_ = conn_.outputLength();
   http::writeResponseHead(conn_.output(), st, response_.reason, response_.headers, framing, length,
                           close, !client11 && !close);
 }
@@ -206,6 +207,7 @@ void Stream::writeLocalReply() {
       local_close_ || !request_.keep_alive || conn_.closeRequested() || replyMustClose();
   const bool no_body = head_request_ || status == 204 || status == 304;
   response_started_ = true;
+  output_before_ = conn_.outputLength();
   http::writeResponseHead(conn_.output(), status, "", response_.headers,
                           status == 204 ? http::Framing::kNone : http::Framing::kContentLength,
                           local_body_.size(), close, request_.version_minor == 0 && !close);

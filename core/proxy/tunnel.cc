@@ -78,8 +78,7 @@ void Tunnel::pump(Side& from) {
     evbuffer_add_buffer(from.peer->transport->output(), in);  // flushed at the end of the turn
     touch();
   }
-  if (!from.paused && !from.read_ended &&
-      from.peer->transport->outputLength() > kHighWatermark) {
+  if (!from.paused && !from.read_ended && from.peer->transport->outputLength() > kHighWatermark) {
     from.paused = true;
     from.transport->disableRead();
   }
