@@ -39,9 +39,10 @@ clusters:
     endpoints: [${BACKEND}]
 )";
 
-// 20 MB: far more than loopback's socket buffers take (a few MB), so most of it is still in
-// sluice's output when the client stops.
-constexpr uint64_t kBodyBytes = 20'000'000;
+// 32 MB: far more than loopback's socket buffers take (at most ~10 MB with autotuning: tcp_wmem
+// 4 MiB + tcp_rmem 6 MiB by default), so most of it is still in sluice's output when the client
+// stops.
+constexpr uint64_t kBodyBytes = 32'000'000;
 
 std::string bufferedGet(const std::string& path, const std::string& extra = "") {
   return "GET " + path +
@@ -110,7 +111,7 @@ TEST_F(BufferedResponseTest, AClientThatReadsItAllIsLoggedWithTheWholeBodyAndKee
   const std::string path = "/api/bytes/" + std::to_string(kBodyBytes) + "?whole";
   RawConnection conn(gateway_->port());
   ASSERT_TRUE(conn.connected());
-  // Two requests at once: the second is answered after the first one's 20 MB.
+  // Two requests at once: the second is answered after the first one's 32 MB.
   ASSERT_TRUE(conn.send(bufferedGet(path) + "GET /api/next HTTP/1.1\r\nHost: x\r\n\r\n"));
   Response big = conn.readResponse();
   ASSERT_EQ(big.status, 200) << big.error;
