@@ -39,13 +39,6 @@ clusters:
 const std::regex kUuid("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
 const std::regex kTime("\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\d\\.\\d{3}Z");
 
-bool hasFlag(const nlohmann::json& line, const std::string& flag) {
-  for (const std::string& f : flagsOf(line)) {
-    if (f == flag) return true;
-  }
-  return false;
-}
-
 class AccessLogTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {

@@ -76,4 +76,12 @@ inline std::vector<std::string> flagsOf(const nlohmann::json& line) {
   return out;
 }
 
+// True when the line's response_flags list `flag`.
+inline bool hasFlag(const nlohmann::json& line, const std::string& flag) {
+  for (const std::string& f : flagsOf(line)) {
+    if (f == flag) return true;
+  }
+  return false;
+}
+
 }  // namespace sluice::test

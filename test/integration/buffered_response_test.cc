@@ -51,13 +51,6 @@ std::string bufferedGet(const std::string& path, const std::string& extra = "") 
          extra + "\r\n";
 }
 
-bool hasFlag(const nlohmann::json& line, const std::string& flag) {
-  for (const std::string& f : flagsOf(line)) {
-    if (f == flag) return true;
-  }
-  return false;
-}
-
 int BufferedResponseTestPort();
 
 class BufferedResponseTest : public ::testing::Test {
