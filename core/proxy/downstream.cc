@@ -418,7 +418,10 @@ void DownstreamConnection::watchOutput() {
         evtimer_new(runtime_.worker().base(), &DownstreamConnection::onOutputWatch, this);
     if (output_watch_ == nullptr) return;  // out of memory: the read timeout still watches
   }
-  if (evtimer_pending(output_watch_, nullptr) != 0) return;
+  if (evtimer_pending(output_watch_, nullptr) == 0) armOutputWatch();
+}
+
+void DownstreamConnection::armOutputWatch() {
   watched_output_ = outputLength();
   timeval tv = event::toTimevalUs(uint64_t{listenerInfo().limits.idle_timeout_ms} * 1000);
   evtimer_add(output_watch_, &tv);
@@ -430,15 +433,17 @@ void DownstreamConnection::onOutputWatch(evutil_socket_t, short, void* arg) {
   const size_t unsent = self->outputLength();
   if (unsent == 0) return;
   if (unsent >= self->watched_output_) {  // nothing left in a whole idle_timeout_ms
-    SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
-    if (self->stats_ != nullptr) self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
-    if (self->stream_ != nullptr) self->stream_->markDownstreamTimeout();
-    self->abort();
+    self->cutStalledReader();
     return;
   }
-  self->watched_output_ = unsent;
-  timeval tv = event::toTimevalUs(uint64_t{self->listenerInfo().limits.idle_timeout_ms} * 1000);
-  evtimer_add(self->output_watch_, &tv);
+  self->armOutputWatch();
+}
+
+void DownstreamConnection::cutStalledReader() {
+  SLUICE_LOG(kDebug, "client ", client_address_, " stopped reading its response");
+  if (stats_ != nullptr) stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
+  if (stream_ != nullptr) stream_->markDownstreamTimeout();
+  abort();
 }
 
 void DownstreamConnection::startLingering() {
@@ -609,10 +614,7 @@ void DownstreamConnection::onEvent(void* arg, short what) {
       // client that has read nothing of its response for a whole idle_timeout_ms is gone.
       size_t unsent = self->outputLength();
       if (unsent > 0 && unsent == self->stalled_output_) {
-        SLUICE_LOG(kDebug, "client ", self->client_address_, " stopped reading its response");
-        self->stats_->timeouts[stats::ListenerStats::kIdleTimeout].inc();
-        self->stream_->markDownstreamTimeout();
-        self->abort();
+        self->cutStalledReader();
         return;
       }
       self->stalled_output_ = unsent;

@@ -115,6 +115,11 @@ class DownstreamConnection : public event::Deletable,
   void onHandshakeDone();
   static void onResume(evutil_socket_t, short, void* arg);
   static void onOutputWatch(evutil_socket_t, short, void* arg);
+  // Starts a turn of the output watch from the unsent bytes now (the timer exists).
+  void armOutputWatch();
+  // The client has read nothing of its response for idle_timeout_ms (the read timeout's check
+  // or the output watch): counted as an idle timeout, logged downstream_timeout, aborted.
+  void cutStalledReader();
   void processInput();
   // Bytes read while nothing was buffered, parsed where they are (Transport::Handlers).
   static size_t onBytes(void* arg, const char* data, size_t len);

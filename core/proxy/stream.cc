@@ -343,7 +343,6 @@ void Stream::finish(bool close) {
     if (flush_close_) conn_.pauseReading();
     return;
   }
-  flushing_ = false;
   finished_ = true;
   const stats::ListenerStats& stats = *chain_->info().stats;
   stats.response(response_.status);
